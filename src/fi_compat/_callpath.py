@@ -1,0 +1,641 @@
+"""The call path shared by every facade: parameter tables, adapters, generated callers.
+
+An entry point is described by data (:class:`EntryPoint`): the FlashInfer module and
+function, its first release, and one :class:`Param` row per parameter of the stable
+signature saying in which release it appeared, which values mean "as if absent", which
+values need a newer release, which integer index tensors have a native dtype per release
+range, and which :class:`Emulation` hook can stand in where the release lacks it.  The
+stable signature itself is written once, as a typed stub in the facade module; its
+order and defaults are read from the stub's code object (no ``inspect`` at import).
+
+From that data and the detected release, :class:`Adapter` builds the facade function at
+import time, as generated Python source with the stub's exact signature:
+
+* a **fast path** taken when every parameter the release lacks (or restricts) is at its
+  default, index tensors already have the release's native dtype and no extra keyword
+  arguments were given: run the metadata checks, call FlashInfer by keyword, return;
+* a **general path** (:meth:`Adapter.call_general`) for everything else: drop
+  parameters left at neutral values, raise :class:`UnsupportedParameterError` naming the
+  first release that has a parameter or value, run emulations, normalise index dtypes,
+  pass unknown keywords through.
+
+Nothing else runs per call: no ``inspect``, no metadata reads, no host syncs.  The real
+FlashInfer function is imported on the first call (thread-safe) by a trampoline that
+then replaces itself in the generated function's globals, so later calls pay one global
+lookup.  Deviation from DESIGN.md's sketch: instead of an adapter object method per call
+(an extra Python call with ~30 arguments costs more than the whole budget), the adapter
+emits the facade function itself.
+"""
+
+from __future__ import annotations
+
+import _thread
+
+from . import errors
+from .detection import Distribution, detect
+from .registry import NEWEST, Placement, VersionRange, at_least, place, strict
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from types import FunctionType
+    from typing import Any, ParamSpec, TypeVar
+
+    _P = ParamSpec("_P")
+    _R = TypeVar("_R")
+
+__all__ = ["REQUIRED", "Adapter", "Emulation", "EntryPoint", "OptionalDependency", "Param"]
+
+
+class _Required:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+REQUIRED: Any = _Required()
+_SIMPLE = (str, int, float, bool, type(None))
+
+
+def _is(value: object, ref: object) -> bool:
+    """``value`` equals a plain default (``None``/str/int/bool/float), tensors never do."""
+    if value is ref:
+        return True
+    return type(value) in _SIMPLE and type(ref) in _SIMPLE and value == ref
+
+
+class Param:
+    """One parameter of a stable signature, as FlashInfer releases treat it.
+
+    since:        first release that accepts it (``None``: every supported release)
+    neutral:      values besides the default that mean "same as a release without it";
+                  dropped on releases that lack the parameter
+    value_since:  {value: first release accepting that value} for values newer than
+                  the parameter itself (e.g. a new ``backend`` name)
+    hint:         a semantics-free hint: dropped on releases that lack it, whatever
+                  its value
+    emulation:    name of the :class:`Emulation` that stands in where it is missing
+    dtypes:       ((first release, dtype name), ...): the integer dtype the release
+                  reads natively; other integer dtypes are cast before the call
+    note:         the reason / upstream reference, shown in docs and errors
+    """
+
+    __slots__ = ("name", "since", "neutral", "value_since", "hint", "emulation", "dtypes",
+                 "note", "default", "keyword_only")  # fmt: skip
+
+    def __init__(
+        self,
+        name: str,
+        since: str | None = None,
+        *,
+        neutral: tuple[object, ...] = (),
+        value_since: Mapping[object, str] | None = None,
+        hint: bool = False,
+        emulation: str | None = None,
+        dtypes: tuple[tuple[str, str], ...] = (),
+        note: str = "",
+    ) -> None:
+        self.name = name
+        self.since = since
+        self.neutral = neutral
+        self.value_since = dict(value_since or {})
+        self.hint = hint
+        self.emulation = emulation
+        self.dtypes = dtypes
+        self.note = note
+        self.default: object = REQUIRED
+        self.keyword_only = False
+
+    def present_in(self, p: Placement) -> bool:
+        return self.since is None or at_least(p, self.since)
+
+    def native_dtype(self, p: Placement) -> str | None:
+        out = None
+        for since, dt in self.dtypes:
+            if at_least(p, since):
+                out = dt
+        return out
+
+    def boundaries(self) -> list[str]:
+        out = [self.since] if self.since else []
+        out += list(self.value_since.values())
+        out += [s for s, _ in self.dtypes]
+        return out
+
+
+class Emulation:
+    """A named hook that stands in for parameters a release lacks (or lacks here).
+
+    Subclasses set ``name``, ``params`` (the stable parameters it serves) and
+    ``boundaries`` (releases where its behaviour changes), and implement:
+
+    * ``needed(adapter, kw)``: does this call need it (``kw`` has every stable parameter)?
+    * ``may_apply(placement)``: can it be needed on this release at all (when its
+      parameters are present)?  If so the fast path requires them at their defaults;
+    * ``before(adapter, kw)``: rewrite ``kw`` into a call the release accepts; returns
+      state for ``after``;
+    * ``after(adapter, kw, result, state)``: rewrite the result.
+    """
+
+    name = ""
+    params: tuple[str, ...] = ()
+    boundaries: tuple[str, ...] = ()
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        raise NotImplementedError
+
+    def may_apply(self, p: Placement) -> bool:
+        return False
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        return None
+
+    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
+        return result
+
+
+class OptionalDependency:
+    """An optional package a FlashInfer module imports unguarded from some release on."""
+
+    __slots__ = ("range", "module", "package", "extras", "note")
+
+    def __init__(
+        self, range: VersionRange, module: str, package: str, extras: tuple[str, ...], note: str
+    ) -> None:
+        self.range = range
+        self.module = module
+        self.package = package
+        self.extras = extras
+        self.note = note
+
+
+# Import failures that are not a missing module; the message explains and gives the fix.
+# flashinfer>=0.6.8,<0.6.12 and >=0.6.14,<0.7.1: gdn_kernels/gdn_decode_bf16_state.py
+# calls torch.cuda.get_device_properties(0) at module scope (FI#3262, fixed in #3293,
+# regressed in FI#4143); with the CuTe DSL installed on a CPU-only torch that escapes
+# FlashInfer's ImportError guard as AssertionError("Torch not compiled with CUDA enabled").
+_IMPORT_CRASHES = (
+    (
+        (VersionRange("0.6.8", "0.6.12"), VersionRange("0.6.14", "0.7.1")),
+        "this release queries the GPU while importing (gdn_kernels/gdn_decode_bf16_state.py "
+        "calls torch.cuda.get_device_properties at module scope; FlashInfer #3262/#4143), "
+        "which fails on a torch build or host without CUDA",
+        "run on a CUDA host with a CUDA build of torch, or upgrade to flashinfer-python>=0.7.1 "
+        "(fixed there), or uninstall nvidia-cutlass-dsl so FlashInfer skips that module",
+    ),
+)
+
+_MODULE_PACKAGES = {
+    "cutlass": "nvidia-cutlass-dsl",
+    "cuda": "cuda-python",
+    "tvm_ffi": "apache-tvm-ffi",
+    "pynvml": "nvidia-ml-py",
+    "cudnn": "nvidia-cudnn-frontend",
+    "cuda_tile": "cuda-tile",
+    "nccl4py": "nccl4py",
+}
+
+
+class EntryPoint:
+    """Everything fi_compat knows about one FlashInfer function, as data."""
+
+    def __init__(
+        self,
+        *,
+        facade: str,
+        name: str,
+        module: str,
+        attr: str | None = None,
+        since: str,
+        params: Sequence[Param],
+        validate: Callable[..., None],
+        validate_args: tuple[str, ...],
+        prepare: Callable[[], None] | None = None,
+        emulations: Sequence[Emulation] = (),
+        optional_deps: Sequence[OptionalDependency] = (),
+        boundaries: tuple[str, ...] = (),
+    ) -> None:
+        self.facade = facade
+        self.name = name
+        self.module = module
+        self.attr = attr or name
+        self.since = since
+        self.params = {p.name: p for p in params}
+        self.order = tuple(p.name for p in params)
+        self.validate = validate
+        self.validate_args = validate_args
+        self.prepare = prepare
+        self.emulations = {e.name: e for e in emulations}
+        self.optional_deps = tuple(optional_deps)
+        self.extra_boundaries = boundaries
+        for p in params:
+            if p.emulation is not None and p.emulation not in self.emulations:
+                raise ValueError(f"{name}: {p.name} names unknown emulation {p.emulation!r}")
+        self.bound = False
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.module}.{self.attr}"
+
+    def bind_stub(self, stub: FunctionType) -> None:
+        """Read positional order, keyword-only split and defaults from the facade stub."""
+        code = stub.__code__
+        n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
+        names = code.co_varnames[: n_pos + n_kw]
+        if names != self.order:
+            raise ValueError(f"{self.name}: stub parameters {names} != table {self.order}")
+        defaults = stub.__defaults__ or ()
+        kwdefaults = stub.__kwdefaults__ or {}
+        first_default = n_pos - len(defaults)
+        for i, n in enumerate(names):
+            p = self.params[n]
+            p.keyword_only = i >= n_pos
+            if i >= n_pos:
+                p.default = kwdefaults.get(n, REQUIRED)
+            elif i >= first_default:
+                p.default = defaults[i - first_default]
+        self.bound = True
+
+    def generations(self) -> list[VersionRange]:
+        """Disjoint ranges, covering ``since`` onwards, over which the adapter is constant."""
+        from .registry import KNOWN_RELEASES
+
+        cuts = {self.since, *self.extra_boundaries}
+        for p in self.params.values():
+            cuts.update(p.boundaries())
+        for e in self.emulations.values():
+            cuts.update(e.boundaries)
+        for d in self.optional_deps:
+            cuts.update(b for b in (d.range.lo, d.range.hi) if b)
+        lo = KNOWN_RELEASES.index(self.since)
+        ordered = [r for r in KNOWN_RELEASES[lo:] if r in cuts]
+        return [VersionRange(a, b) for a, b in zip(ordered, [*ordered[1:], None], strict=True)]
+
+    def select(self, fi: Distribution | None) -> Adapter:
+        """The adapter for the detected distribution (error adapters raise at call time)."""
+        if fi is None:
+            return Adapter(self, None, None, problem="not-installed")
+        pl = place(fi.version)
+        if pl.kind in ("older", "invalid") or pl.pos < 2 * _known_index(self.since):
+            return Adapter(self, fi, pl, problem="below-floor")
+        rng = next(g for g in self.generations() if g.contains(pl))
+        return Adapter(self, fi, pl, rng)
+
+    def optional_dependency(self, p: Placement) -> OptionalDependency | None:
+        return next((d for d in self.optional_deps if d.range.contains(p)), None)
+
+
+def _known_index(release: str) -> int:
+    from .registry import KNOWN_RELEASES
+
+    return KNOWN_RELEASES.index(release)
+
+
+_warned: set[tuple[str, str]] = set()
+
+
+def _warn_once(key: tuple[str, str], message: str) -> None:
+    if key in _warned:
+        return
+    _warned.add(key)
+    import warnings
+
+    warnings.warn(message, errors.UntestedFlashInferVersionWarning, stacklevel=3)
+
+
+class Adapter:
+    """The adapter of one entry point for the detected release; builds the facade."""
+
+    def __init__(
+        self,
+        entry: EntryPoint,
+        dist: Distribution | None,
+        placement: Placement | None,
+        range: VersionRange | None = None,
+        problem: str | None = None,
+    ) -> None:
+        self.entry = entry
+        self.dist = dist
+        self.placement = placement
+        self.range = range
+        self.problem = problem
+        self.release = dist.version if dist else None
+        self._lock = _thread.allocate_lock()
+        self._target: Callable[..., Any] | None = None
+        self._ns: dict[str, Any] = {}
+        self.present: tuple[str, ...] = ()
+        self.absent: tuple[str, ...] = ()
+        self.native_dtypes: dict[str, str] = {}
+        self.maybe_emulated: tuple[str, ...] = ()
+        if placement is not None and problem is None:
+            ps = entry.params.values()
+            self.present = tuple(p.name for p in ps if p.present_in(placement))
+            self.absent = tuple(p.name for p in ps if not p.present_in(placement))
+            self.native_dtypes = {
+                p.name: dt
+                for p in ps
+                if p.name in self.present and (dt := p.native_dtype(placement))
+            }
+            self.maybe_emulated = tuple(
+                n for e in entry.emulations.values() if e.may_apply(placement) for n in e.params
+            )
+            if placement.kind == "newer":
+                _warn_once(
+                    (entry.name, "newer"),
+                    f"flashinfer-python {self.release} is newer than the newest release "
+                    f"fi_compat {_own_version()} knows ({NEWEST}); {entry.facade}.{entry.name} "
+                    f"uses the {NEWEST} adapter. Set {_strict_env()}=1 to make this an error.",
+                )
+            elif placement.kind in ("prerelease", "between"):
+                _warn_once(
+                    (entry.name, placement.kind),
+                    f"flashinfer-python {self.release} is not a release fi_compat has tested; "
+                    f"{entry.facade}.{entry.name} treats it as {placement.treated_as}.",
+                )
+
+    # -- description ---------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """What was chosen and why (used by ``python -m fi_compat info``)."""
+        pl = self.placement
+        return {
+            "entry_point": f"{self.entry.facade}.{self.entry.name}",
+            "flashinfer_function": self.entry.qualname,
+            "installed": self.release,
+            "placement": pl.kind if pl else None,
+            "treated_as": pl.treated_as if pl else None,
+            "adapter_range": str(self.range) if self.range else None,
+            "problem": self.problem,
+            "forwarded": list(self.present),
+            "absent_in_release": list(self.absent),
+            "native_dtypes": dict(self.native_dtypes),
+            "resolved": self._target is not None,
+        }
+
+    # -- resolution ------------------------------------------------------------------
+    def _problem_error(self) -> Exception | None:
+        e = self.entry
+        if self.problem == "not-installed":
+            return errors.FlashInferNotInstalledError(
+                f"{e.facade}.{e.name} needs FlashInfer, and no flashinfer-python distribution "
+                f"is installed on sys.path. Install one fi_compat supports (>= {e.since}), e.g. "
+                f"pip install 'flashinfer-python=={NEWEST}'"
+            )
+        if self.problem == "below-floor":
+            return errors.UnsupportedFlashInferVersionError(
+                f"{e.facade}.{e.name} (FlashInfer {e.qualname}) exists from flashinfer-python "
+                f"{e.since} on; installed: {self.release}. Supported: {e.since} to {NEWEST} "
+                f"(newer releases with a warning). Fix: pip install "
+                f"'flashinfer-python>={e.since},<={NEWEST}'"
+            )
+        pl = self.placement
+        if pl is not None and pl.kind == "newer" and strict():
+            return errors.UntestedFlashInferVersionError(
+                f"flashinfer-python {self.release} is newer than the newest release fi_compat "
+                f"{_own_version()} knows ({NEWEST}) and {_strict_env()} is set. Upgrade "
+                f"fi_compat, pin flashinfer-python<={NEWEST}, or unset {_strict_env()}."
+            )
+        return None
+
+    def resolve(self) -> Callable[..., Any]:
+        """Import FlashInfer's function once (thread-safe) and return it, raw."""
+        target = self._target
+        if target is not None:
+            return target
+        with self._lock:
+            if self._target is None:
+                err = self._problem_error()
+                if err is not None:
+                    raise err
+                self._set_target(self._import())
+        assert self._target is not None
+        return self._target
+
+    def _import(self) -> Callable[..., Any]:
+        import importlib
+
+        e = self.entry
+        rel = self.release
+        try:
+            mod = importlib.import_module(e.module)
+        except ModuleNotFoundError as exc:
+            root = (exc.name or "").partition(".")[0]
+            if root == "flashinfer":
+                raise errors.FlashInferImportError(
+                    f"flashinfer-python {rel} is recorded as installed (metadata in "
+                    f"{self.dist.location if self.dist else '?'}) but {exc.name!r} cannot be "
+                    f"imported: the installation is incomplete. Reinstall it: "
+                    f"pip install --force-reinstall 'flashinfer-python=={rel}'"
+                ) from exc
+            raise self._missing_dependency(root, exc) from exc
+        except Exception as exc:  # AssertionError/RuntimeError from torch.cuda at import
+            why, fix = "", "see the traceback above"
+            pl = self.placement
+            for ranges, explanation, remedy in _IMPORT_CRASHES:
+                if pl is not None and any(r.contains(pl) for r in ranges):
+                    why, fix = f" ({explanation})", remedy
+            raise errors.FlashInferImportError(
+                f"import {e.module} failed on flashinfer-python {rel} with "
+                f"{type(exc).__name__}: {exc}{why}. Fix: {fix}."
+            ) from exc
+        try:
+            return getattr(mod, e.attr)  # type: ignore[no-any-return]
+        except AttributeError as exc:
+            raise errors.UnsupportedFlashInferVersionError(
+                f"{e.qualname} does not exist in flashinfer-python {rel}"
+            ) from exc
+
+    def _missing_dependency(self, root: str, exc: ImportError) -> Exception:
+        e = self.entry
+        pkg = _MODULE_PACKAGES.get(root, root)
+        dep = self.entry.optional_dependency(self.placement) if self.placement else None
+        if dep is not None and dep.module == root:
+            extras = " or ".join(f"'flashinfer-python[{x}]=={self.release}'" for x in dep.extras)
+            return errors.OptionalDependencyMissingError(
+                f"{e.module} in flashinfer-python {self.release} needs the optional package "
+                f"{dep.package} ({dep.note}), which is not installed ({exc}). Fix: pip install "
+                f"{extras} (or pip install {dep.package})",
+                package=dep.package,
+                extra=dep.extras[0] if dep.extras else None,
+            )
+        return errors.OptionalDependencyMissingError(
+            f"{e.module} in flashinfer-python {self.release} failed to import because "
+            f"{root!r} is missing ({exc}). Fix: pip install {pkg}",
+            package=pkg,
+        )
+
+    def _set_target(self, fn: Callable[..., Any] | None) -> None:
+        """Point the facade at ``fn`` (tests put a spy here); ``None`` re-arms resolution."""
+        self._target = fn
+        if self._ns:
+            self._ns["_fn"] = fn if fn is not None else self._trampoline
+
+    def _trampoline(self, **kw: Any) -> Any:
+        return self.resolve()(**kw)
+
+    # -- the general path --------------------------------------------------------------
+    def call_general(self, kw: dict[str, Any], extra: dict[str, Any]) -> Any:
+        err = self._problem_error()
+        if err is not None:
+            raise err
+        e = self.entry
+        present = self.present
+        active = [em for em in e.emulations.values() if em.needed(self, kw)]
+        served = {n for em in active for n in em.params}
+        for name in self.absent:
+            p = e.params[name]
+            val = kw[name]
+            if name in served:
+                continue
+            if _is(val, p.default) or p.hint or any(_is(val, x) for x in p.neutral):
+                continue
+            need = p.value_since.get(val) if type(val) in _SIMPLE else None
+            raise self._unsupported(p, val, need or p.since or e.since)
+        for name in present:
+            p = e.params[name]
+            if p.value_since and type(kw[name]) in _SIMPLE:
+                need = p.value_since.get(kw[name])
+                if need is not None and self.placement and not at_least(self.placement, need):
+                    raise self._unsupported(p, kw[name], need, value=True)
+        states = [(em, em.before(self, kw)) for em in active]
+        call = {n: kw[n] for n in present}
+        ns = self._ns
+        for name in self.native_dtypes:
+            t = call[name]
+            target = ns["_dt_" + name]
+            if t is not None and t.dtype is not target:
+                if not _is_integer(t.dtype):
+                    raise errors.InvalidArgumentError(
+                        f"{e.name}: {name} must have an integer dtype, got {t.dtype}"
+                    )
+                call[name] = t.to(target)
+        if extra:
+            call.update(extra)
+        result = ns["_fn"](**call)
+        for em, st in reversed(states):
+            result = em.after(self, kw, result, st)
+        return result
+
+    def _unsupported(
+        self, p: Param, val: object, minimum: str, value: bool = False
+    ) -> errors.UnsupportedParameterError:
+        e = self.entry
+        shown = _short(val)
+        what = f"{p.name}={shown}" if value or type(val) in _SIMPLE else p.name
+        default = "" if value else f", or leave {p.name} at its default ({p.default!r})"
+        why = f" ({p.note})" if p.note else ""
+        return errors.UnsupportedParameterError(
+            f"{e.facade}.{e.name}({what}) needs flashinfer-python>={minimum}{why}; installed: "
+            f"{self.release}, which {'does not accept that value' if value else 'lacks it'} and "
+            f"fi_compat cannot emulate it. Fix: pip install 'flashinfer-python>={minimum}'"
+            f"{default}.",
+            parameter=p.name,
+            installed=str(self.release),
+            minimum=minimum,
+        )
+
+    # -- code generation -------------------------------------------------------------------
+    def build(self, stub: FunctionType) -> Callable[..., Any]:
+        """Generate the facade function with ``stub``'s signature, bound to this adapter."""
+        e = self.entry
+        if not e.bound:
+            e.bind_stub(stub)
+        ns: dict[str, Any] = {"_adapter": self, "_fn": self._trampoline, "_NOTYET": object()}
+        sig: list[str] = []
+        for i, n in enumerate(e.order):
+            p = e.params[n]
+            if p.keyword_only and (i == 0 or not e.params[e.order[i - 1]].keyword_only):
+                sig.append("*")
+            if p.default is REQUIRED:
+                sig.append(n)
+            else:
+                ns["_d_" + n] = p.default
+                sig.append(f"{n}=_d_{n}")
+        sig.append("**kwargs")
+        all_kw = ", ".join(f"{n!r}: {n}" for n in e.order)
+        body: list[str] = []
+        if self.problem is None:
+            ns["_validate"] = self._cold_validate
+            body.append(f"    _validate({', '.join(e.validate_args)})")
+            guarded = [n for n in e.order if n in self.absent or n in self.maybe_emulated]
+            conds = ["not kwargs"]
+            if guarded:
+                ns["_GUARD"] = tuple(e.params[n].default for n in guarded)
+                conds.append(f"({', '.join(guarded)},) == _GUARD")
+            for n in self.native_dtypes:
+                ns["_dt_" + n] = ns["_NOTYET"]  # real dtype set on the first call
+                req = e.params[n].default is REQUIRED or n in e.validate_args
+                conds.append(
+                    f"{n}.dtype is _dt_{n}" if req else f"({n} is None or {n}.dtype is _dt_{n})"
+                )
+            fwd = ", ".join(f"{n}={n}" for n in self.present)
+            body.append(f"    if {' and '.join(conds)}:")
+            body.append(f"        return _fn({fwd})")
+        body.append(f"    return _adapter.call_general({{{all_kw}}}, kwargs)")
+        src = f"def {e.name}({', '.join(sig)}):\n" + "\n".join(body) + "\n"
+        code = compile(
+            src, f"<fi_compat {e.facade}.{e.name} [{self.range or self.problem}]>", "exec"
+        )
+        exec(code, ns)
+        fn = ns[e.name]
+        fn.__doc__ = stub.__doc__
+        fn.__annotations__ = stub.__annotations__
+        fn.__module__ = e.facade
+        fn.__wrapped__ = stub  # inspect.signature() shows the stable signature
+        fn.adapter = self  # introspection: fi_compat.<facade>.<name>.adapter.describe()
+        fn.raw = self.resolve  # the raw FlashInfer function: <facade>.<name>.raw()
+        self._ns = ns
+        self._source = src
+        return fn  # type: ignore[no-any-return]
+
+    def _cold_validate(self, *args: Any) -> None:
+        """First call: bind torch dtypes into the generated function, then validate."""
+        import torch
+
+        if self.entry.prepare is not None:
+            self.entry.prepare()
+        ns = self._ns
+        for n, dt in self.native_dtypes.items():
+            ns["_dt_" + n] = getattr(torch, dt)
+        ns["_validate"] = self.entry.validate
+        self.entry.validate(*args)
+
+
+def _is_integer(dt: Any) -> bool:
+    return not dt.is_floating_point and not dt.is_complex and str(dt) != "torch.bool"
+
+
+def _short(val: object) -> str:
+    shape = getattr(val, "shape", None)
+    if shape is not None:
+        return f"<tensor {tuple(shape)} {getattr(val, 'dtype', '?')}>"
+    return repr(val)
+
+
+def _own_version() -> str:
+    from ._version import __version__
+
+    return __version__
+
+
+def _strict_env() -> str:
+    from .registry import STRICT_ENV
+
+    return STRICT_ENV
+
+
+def make_facade(stub: Callable[_P, _R], entry: EntryPoint) -> Callable[_P, _R]:
+    """Build the facade function for ``entry`` against the detected FlashInfer release."""
+    entry.bind_stub(stub)  # type: ignore[arg-type]
+    adapter = entry.select(detect().flashinfer)
+    _ADAPTERS[f"{entry.facade}.{entry.name}"] = adapter
+    return adapter.build(stub)  # type: ignore[arg-type]
+
+
+# every facade built in this process: "fi_compat.gdn_prefill.chunk_gated_delta_rule" -> Adapter
+_ADAPTERS: dict[str, Adapter] = {}
+
+
+def adapters() -> dict[str, Adapter]:
+    """The adapters chosen so far, keyed by facade function."""
+    return dict(_ADAPTERS)

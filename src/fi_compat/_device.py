@@ -1,0 +1,48 @@
+"""Compute capability of a tensor's device, cached, with a what-if override.
+
+Minimal on purpose (the device/known-issues layer builds on it): ``capability(device)``
+returns ``(major, minor)`` for a CUDA device and ``None`` for anything else (CPU tensors,
+a CPU-only torch).  It asks ``torch.cuda`` once per device index, never at import.
+``assume_capability((10, 0))`` makes every query answer that capability, for tests and
+"what would happen on SM100" questions without a GPU.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["assume_capability", "capability"]
+
+_cache: dict[int, tuple[int, int]] = {}
+_assumed: list[tuple[int, int] | None] = []
+
+
+def capability(device: torch.device) -> tuple[int, int] | None:
+    """(major, minor) of a CUDA device, ``None`` for non-CUDA devices."""
+    if _assumed:
+        return _assumed[-1]
+    if device.type != "cuda":
+        return None
+    import torch
+
+    idx = device.index if device.index is not None else torch.cuda.current_device()
+    cc = _cache.get(idx)
+    if cc is None:
+        major, minor = torch.cuda.get_device_capability(idx)
+        cc = _cache[idx] = (int(major), int(minor))
+    return cc
+
+
+class assume_capability:
+    """Context manager: every ``capability()`` query answers ``cc`` (``None`` = no GPU)."""
+
+    def __init__(self, cc: tuple[int, int] | None) -> None:
+        self.cc = cc
+
+    def __enter__(self) -> None:
+        _assumed.append(self.cc)
+
+    def __exit__(self, *exc: object) -> None:
+        _assumed.pop()

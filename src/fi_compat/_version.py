@@ -1,0 +1,3 @@
+"""fi_compat's own version (SemVer, independent of FlashInfer's)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Adapter tables and hooks, one module per FlashInfer module."""

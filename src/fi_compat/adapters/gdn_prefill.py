@@ -1,0 +1,458 @@
+"""Adapter data and hooks for ``flashinfer.gdn_prefill.chunk_gated_delta_rule`` (0.6.0+).
+
+Read from the released sources (``pip download flashinfer-python==V``, ``gdn_prefill.py``;
+``src/fi_compat/_snapshots/gdn_prefill.chunk_gated_delta_rule.json`` has every signature):
+
+* 0.6.0-0.6.18.post1: every SM90 path ends in ``cu_seqlens.to(torch.int64)`` ("C++
+  kernel expects int64"; the CuTe-DSL SM90 path of 0.6.14+ too), so int64 is native
+  and int32 costs a cast per call.  ``checkpoint_cu_starts`` must *be* int64 in
+  0.6.8-0.6.12 (``ValueError`` otherwise) and is cast to int64 later in 0.6.x.
+* 0.7.0+: the launch metadata is int32 (``cu_seqlens_i32 = cu_seqlens if int32 else
+  cu_seqlens.to(torch.int32)``, ``_cake_gdn_prefill_i32`` in 0.7.4: "Int32 metadata is
+  the zero-copy path"; the SM90 CuTe kernel compiles one variant per index dtype), so
+  int32 is native; casting int64 once keeps one compiled kernel variant, not two.
+* parameters appended release by release (all positional-or-keyword until 0.7.4, whose
+  nine additions are keyword-only): 0.6.8 checkpoints, 0.6.14 ``use_cp``, 0.6.16
+  ``state_indices``, 0.7.0 ``_cp_chunk_len``/``backend``, 0.7.1 ``max_seqlen`` (and
+  ``backend="cudnn"``), 0.7.4 gate conventions, ``cu_seqlens_cpu``, pool indices,
+  ``prefix_lens`` (and ``backend="sm120_cute"``).
+* ``state_indices`` is served natively only on some architectures: SM100/SM103 in
+  0.6.16-0.6.18.post1 ("state_indices is only supported on the SM100/SM103 GDN prefill
+  kernel"), SM90/SM100/SM103/SM120 in 0.7.0-0.7.2.post1, plus SM8x in 0.7.4.
+  Elsewhere (and before 0.6.16) fi_compat gathers the pool rows, runs the packed call
+  and scatters the final states back.
+* 0.6.16-0.6.17 raise ``NotImplementedError`` for ``state_indices`` whenever
+  ``use_cp="auto"`` decides on context parallelism (the CP kernel had no pool I/O until
+  0.6.18); fi_compat passes ``use_cp=False`` there, which is the path those releases
+  would have to take anyway.
+* 0.7.4 materialises the new gate conventions in torch for every non-cuDNN backend
+  (``flashinfer/gdn_kernels/gates.py``: ``materialize_gates``); fi_compat applies the
+  same formulas, in the same order and precision, on older releases.
+"""
+
+from __future__ import annotations
+
+from .._callpath import Emulation, EntryPoint, OptionalDependency, Param, _is
+from .._device import capability
+from ..errors import InvalidArgumentError, MissingArgumentError
+from ..registry import VersionRange, at_least
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, cast
+else:
+
+    def cast(_t: object, v: object) -> object:  # typing.cast without importing typing
+        return v
+
+    from .._callpath import Adapter
+
+NAME = "chunk_gated_delta_rule"
+_INT: frozenset[Any] = frozenset()
+
+
+def _prepare() -> None:
+    global _INT
+    import torch
+
+    _INT = frozenset((torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8))
+
+
+def validate(
+    q: Any,
+    k: Any,
+    v: Any,
+    g: Any,
+    beta: Any,
+    cu_seqlens: Any,
+    initial_state: Any,
+    output: Any,
+    output_state: Any,
+) -> None:
+    """Metadata-only checks (shape, rank, dtype, device); never reads tensor values."""
+    try:
+        qs = q.shape
+        vs = v.shape
+        ks = k.shape
+        dev = q.device
+        t = qs[0]
+        d = qs[2]
+        ok = (
+            len(qs) == 3
+            and len(ks) == 3
+            and len(vs) == 3
+            and ks[0] == t
+            and vs[0] == t
+            and ks[2] == d
+            and vs[2] == d
+            and cu_seqlens.dtype in _INT
+            and cu_seqlens.dim() == 1
+            and k.device == dev
+            and v.device == dev
+            and cu_seqlens.device == dev
+        )
+        if ok and (g is not None or beta is not None):
+            sab = (t, max(qs[1], vs[1]))
+            ok = (g is None or (g.shape == sab and g.device == dev)) and (
+                beta is None or (beta.shape == sab and beta.device == dev)
+            )
+        if ok:
+            for x in (initial_state, output, output_state):
+                if x is not None and x.device != dev:
+                    ok = False
+    except (AttributeError, IndexError, TypeError):
+        ok = False
+    if not ok:
+        _diagnose(q, k, v, g, beta, cu_seqlens, initial_state, output, output_state)
+
+
+def _diagnose(*args: Any) -> None:
+    """Slow path of ``validate``: find the first problem and raise a precise error."""
+    q, k, v, g, beta, cu, initial_state, output, output_state = args
+    where = f"fi_compat.gdn_prefill.{NAME}"
+    names = ("q", "k", "v")
+    for n, x in zip(names, (q, k, v), strict=True):
+        if not hasattr(x, "shape"):
+            raise InvalidArgumentError(
+                f"{where}: {n} must be a torch.Tensor, got {type(x).__name__}"
+            )
+        if x.dim() != 3:
+            hint = f" (FLA-style [1, T, H, D] inputs: pass {n}.squeeze(0))" if x.dim() == 4 else ""
+            raise InvalidArgumentError(
+                f"{where}: {n} must be 3-D [total_seq_len, num_heads, head_size] (packed "
+                f"varlen layout), got shape {tuple(x.shape)}{hint}"
+            )
+    if cu is None:
+        raise MissingArgumentError(
+            f"{where}: cu_seqlens is required (every FlashInfer release runs GDN prefill in "
+            f"varlen mode only): pass the [num_seqs + 1] cumulative sequence lengths, e.g. "
+            f"torch.tensor([0, {q.shape[0]}], dtype=torch.int32, device=q.device)"
+        )
+    if not hasattr(cu, "dtype"):
+        raise InvalidArgumentError(
+            f"{where}: cu_seqlens must be a torch.Tensor, got {type(cu).__name__}"
+        )
+    if cu.dim() != 1:
+        raise InvalidArgumentError(
+            f"{where}: cu_seqlens must be 1-D [num_seqs + 1], got shape {tuple(cu.shape)}"
+        )
+    if cu.dtype not in _INT:
+        raise InvalidArgumentError(
+            f"{where}: cu_seqlens must have an integer dtype (int32 or int64), got {cu.dtype}"
+        )
+    t = q.shape[0]
+    for n, x in zip(names, (q, k, v), strict=True):
+        if x.shape[0] != t:
+            raise InvalidArgumentError(
+                f"{where}: q, k and v must have the same number of tokens (dim 0); q has {t}, "
+                f"{n} has {x.shape[0]}"
+            )
+    d = q.shape[2]
+    for n, x in zip(names, (q, k, v), strict=True):
+        if x.shape[2] != d:
+            raise InvalidArgumentError(
+                f"{where}: q, k and v must have the same head size (dim 2); q has {d}, "
+                f"{n} has {x.shape[2]}"
+            )
+    sab = (t, max(q.shape[1], v.shape[1]))
+    for n, x in (("g", g), ("beta", beta)):
+        if x is not None and (not hasattr(x, "shape") or tuple(x.shape) != sab):
+            raise InvalidArgumentError(
+                f"{where}: {n} must have shape [total_seq_len, num_sab_heads] = {sab} "
+                f"(num_sab_heads = max(num_q_heads, num_v_heads)), got "
+                f"{tuple(x.shape) if hasattr(x, 'shape') else type(x).__name__}"
+            )
+    dev = q.device
+    for n, x in (
+        ("k", k),
+        ("v", v),
+        ("cu_seqlens", cu),
+        ("g", g),
+        ("beta", beta),
+        ("initial_state", initial_state),
+        ("output", output),
+        ("output_state", output_state),
+    ):
+        if x is not None and x.device != dev:
+            raise InvalidArgumentError(
+                f"{where}: every tensor must be on q's device ({dev}); {n} is on {x.device}"
+            )
+    raise InvalidArgumentError(f"{where}: invalid arguments")  # pragma: no cover
+
+
+# -- emulations -------------------------------------------------------------------------
+
+_GATE_PARAMS = ("gate_domain", "use_gate_in_kernel", "A_log", "dt_bias", "beta_is_logit")
+_GATE_DEFAULTS: dict[str, Any] = {
+    "gate_domain": "linear",
+    "use_gate_in_kernel": False,
+    "A_log": None,
+    "dt_bias": None,
+    "beta_is_logit": False,
+}
+
+
+class GateConventions(Emulation):
+    """0.7.4's gate conventions on older releases, exactly as 0.7.4 materialises them.
+
+    ``gate_domain="log"``: ``g = exp(g)``; ``use_gate_in_kernel``: ``g = exp(-exp(A_log)
+    * softplus(g + dt_bias))``; ``beta_is_logit``: ``beta = sigmoid(beta)`` rounded to
+    beta's dtype; all in float32 (flashinfer 0.7.4 ``gdn_kernels/gates.py``).
+    """
+
+    name = "gate_conventions"
+    params = _GATE_PARAMS
+    boundaries = ("0.7.4",)
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.7.4"):  # flashinfer>=0.7.4: native (kw-only)
+            return False
+        return any(not _is(kw[n], d) for n, d in _GATE_DEFAULTS.items())
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        import torch
+
+        where = f"fi_compat.gdn_prefill.{NAME}"
+        g, beta = kw["g"], kw["beta"]
+        domain, in_kernel = kw["gate_domain"], bool(kw["use_gate_in_kernel"])
+        a_log, dt_bias, logit = kw["A_log"], kw["dt_bias"], bool(kw["beta_is_logit"])
+        # the same checks, in the same order, as 0.7.4's validate_gate_inputs
+        if domain not in ("linear", "log"):
+            raise InvalidArgumentError(
+                f"{where}: gate_domain must be 'linear' or 'log', got {domain!r}"
+            )
+        if in_kernel and (g is None or a_log is None or dt_bias is None):
+            raise MissingArgumentError(
+                f"{where}: use_gate_in_kernel=True requires g, A_log and dt_bias"
+            )
+        if not in_kernel and (a_log is not None or dt_bias is not None):
+            raise InvalidArgumentError(
+                f"{where}: A_log and dt_bias require use_gate_in_kernel=True"
+            )
+        if logit and beta is None:
+            raise MissingArgumentError(f"{where}: beta_is_logit=True requires beta")
+        q = kw["q"]
+        heads = max(q.shape[1], kw["v"].shape[1])
+        for n, x in (("A_log", a_log), ("dt_bias", dt_bias)):
+            if x is not None and (tuple(x.shape) != (heads,) or x.device != q.device):
+                raise InvalidArgumentError(
+                    f"{where}: {n} must have shape ({heads},) on q's device, got "
+                    f"{tuple(x.shape)} on {x.device}"
+                )
+        floats = (torch.float32, torch.float16, torch.bfloat16)
+        for n, x, ok in (
+            ("g", g, floats),
+            ("A_log", a_log, floats),
+            ("dt_bias", dt_bias, floats),
+            ("beta", beta, (torch.float32, q.dtype)),
+        ):
+            if x is not None and x.dtype not in ok:
+                raise InvalidArgumentError(f"{where}: unsupported {n} dtype {x.dtype}")
+        if in_kernel:
+            log_alpha = -torch.exp(a_log.float()) * torch.nn.functional.softplus(
+                g.float() + dt_bias.float()
+            )
+            g = torch.exp(log_alpha)
+        elif domain == "log" and g is not None:
+            g = torch.exp(g.float())
+        if logit:
+            beta = torch.sigmoid(beta.float()).to(beta.dtype).float()
+        kw["g"] = g.float() if g is not None else None
+        kw["beta"] = beta.float() if beta is not None else None
+        kw.update(_GATE_DEFAULTS)
+        return None
+
+
+# compute-capability majors whose kernels read state_indices natively, per release
+_POOL_NATIVE = (
+    ("0.6.16", frozenset({10})),  # 0.6.16: SM100/SM103 CuTe-DSL kernel only
+    ("0.7.0", frozenset({9, 10, 12})),  # 0.7.0: SM90/SM100/SM103/SM120
+    ("0.7.4", frozenset({8, 9, 10, 12})),  # 0.7.4: + SM8x
+)
+
+
+def _pool_native(adapter: Adapter, q: Any) -> bool:
+    pl = adapter.placement
+    majors: frozenset[int] = frozenset()
+    for since, m in _POOL_NATIVE:
+        if pl is not None and at_least(pl, since):
+            majors = m
+    if not majors:
+        return False
+    cc = capability(q.device)
+    return cc is not None and cc[0] in majors
+
+
+class StatePool(Emulation):
+    """``state_indices`` by gather / packed call / scatter where the release lacks it.
+
+    Sequence ``i`` reads ``initial_state[state_indices[i]]`` and, with
+    ``output_final_state=True``, writes its final state to
+    ``output_state[state_indices[i]]``; the returned state is the ``output_state`` pool
+    (as natively from 0.6.16).  The gathered rows are float32 (every release accepts
+    float32 state; widening is exact); final states are rounded to the pool's dtype.
+    Device-side only (``index_select``/``index_copy_``): no host sync, graph-capturable.
+    """
+
+    name = "state_pool"
+    params = ("state_indices",)
+    boundaries = tuple(s for s, _ in _POOL_NATIVE)
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        return kw["state_indices"] is not None and not _pool_native(adapter, kw["q"])
+
+    def may_apply(self, p: Any) -> bool:
+        return True  # absent before 0.6.16, architecture-dependent after
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        import torch
+
+        where = f"fi_compat.gdn_prefill.{NAME}"
+        idx = kw["state_indices"]
+        num_seqs = kw["cu_seqlens"].shape[0] - 1
+        if idx.dim() != 1 or idx.shape[0] != num_seqs or idx.dtype not in _INT:
+            raise InvalidArgumentError(
+                f"{where}: state_indices must be an integer tensor of shape ({num_seqs},) "
+                f"(one pool row per sequence), got {tuple(idx.shape)} {idx.dtype}"
+            )
+        pool_in, pool_out = kw["initial_state"], kw["output_state"]
+        want_final = bool(kw["output_final_state"])
+        if want_final and pool_out is None:
+            raise MissingArgumentError(
+                f"{where}: state_indices with output_final_state=True needs the output_state "
+                f"pool ([N_pool, H, V, K]) to write into (as FlashInfer >=0.6.16 requires)"
+            )
+        idx64 = idx if idx.dtype is torch.int64 else idx.to(torch.int64)
+        if pool_in is not None:
+            kw["initial_state"] = pool_in.index_select(0, idx64).to(torch.float32)
+        kw["state_indices"] = None
+        if want_final:
+            kw["output_state"] = None  # FlashInfer allocates the packed float32 state
+        return (idx64, pool_out, want_final)
+
+    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
+        idx64, pool_out, want_final = cast("tuple[Any, Any, bool]", state)
+        if not want_final:
+            return result
+        out, final = result
+        pool_out.index_copy_(0, idx64, final.to(pool_out.dtype))
+        return out, pool_out
+
+
+class PoolWithoutAutoCP(Emulation):
+    """flashinfer 0.6.16-0.6.17: native ``state_indices`` + ``use_cp="auto"`` -> ``False``.
+
+    Those releases raise NotImplementedError when the auto heuristic picks the CP kernel
+    for a pool call (its pool I/O arrived in 0.6.18); the non-CP kernel is the only path
+    that serves the call there.
+    """
+
+    name = "pool_without_auto_cp"
+    params = ("use_cp",)
+    boundaries = ("0.6.16", "0.6.18")
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        pl = adapter.placement
+        return (
+            pl is not None
+            and VersionRange("0.6.16", "0.6.18").contains(pl)
+            and kw["state_indices"] is not None
+            and kw["use_cp"] == "auto"
+            and _pool_native(adapter, kw["q"])
+        )
+
+    def may_apply(self, p: Any) -> bool:
+        return VersionRange("0.6.16", "0.6.18").contains(p)
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        kw["use_cp"] = False
+        return None
+
+
+SPEC = EntryPoint(
+    facade="fi_compat.gdn_prefill",
+    name=NAME,
+    module="flashinfer.gdn_prefill",
+    since="0.6.0",
+    params=(
+        Param("q"),
+        Param("k"),
+        Param("v"),
+        Param("g"),
+        Param("beta"),
+        Param("scale"),
+        Param("initial_state"),
+        Param("output_final_state"),
+        Param(
+            "cu_seqlens",
+            dtypes=(("0.6.0", "int64"), ("0.7.0", "int32")),
+            note="int64 read natively by the <=0.6.x SM90 kernels, int32 from 0.7.0",
+        ),
+        Param("use_qk_l2norm_in_kernel"),
+        Param("output"),
+        Param("output_state"),
+        Param("state_checkpoints", "0.6.8", note="intermediate-state checkpoints"),
+        Param(
+            "checkpoint_cu_starts",
+            "0.6.8",
+            dtypes=(("0.6.8", "int64"), ("0.7.0", "int32")),
+            note="intermediate-state checkpoints",
+        ),
+        Param("checkpoint_every_n_tokens", "0.6.8", note="intermediate-state checkpoints"),
+        Param(
+            "use_cp",
+            "0.6.14",
+            neutral=(False,),
+            note="context-parallel kernels; False/'auto' mean no CP before 0.6.14",
+        ),
+        Param("state_indices", "0.6.16", emulation="state_pool"),
+        Param("_cp_chunk_len", "0.7.0", note="internal CP chunk-length override"),
+        Param(
+            "backend",
+            "0.7.0",
+            neutral=("flashinfer",),
+            value_since={
+                "auto": "0.7.0",
+                "flashinfer": "0.7.0",
+                "cake_gdn": "0.7.0",
+                "cudnn": "0.7.1",
+                "sm120_cute": "0.7.4",
+            },
+            note="backend choice; before 0.7.0 the FlashInfer kernels are the only backend",
+        ),
+        Param("max_seqlen", "0.7.1", hint=True),
+        Param("gate_domain", "0.7.4", emulation="gate_conventions"),
+        Param("use_gate_in_kernel", "0.7.4", emulation="gate_conventions"),
+        Param("A_log", "0.7.4", emulation="gate_conventions"),
+        Param("dt_bias", "0.7.4", emulation="gate_conventions"),
+        Param("beta_is_logit", "0.7.4", emulation="gate_conventions"),
+        Param("cu_seqlens_cpu", "0.7.4", hint=True),
+        Param("output_state_indices", "0.7.4", note="separate read/write pool rows"),
+        Param("checkpoint_state_indices", "0.7.4", note="checkpoints into a state pool"),
+        Param("prefix_lens", "0.7.4", note="checkpoints at absolute token positions"),
+    ),
+    validate=validate,
+    validate_args=(
+        "q",
+        "k",
+        "v",
+        "g",
+        "beta",
+        "cu_seqlens",
+        "initial_state",
+        "output",
+        "output_state",
+    ),
+    prepare=_prepare,
+    emulations=(GateConventions(), StatePool(), PoolWithoutAutoCP()),
+    optional_deps=(
+        OptionalDependency(
+            VersionRange("0.6.15"),
+            "cutlass",
+            "nvidia-cutlass-dsl",
+            ("cu12", "cu13"),
+            "flashinfer.gdn_prefill imports its CuTe-DSL kernels unguarded from 0.6.15 on",
+        ),
+    ),
+)
