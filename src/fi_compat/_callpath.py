@@ -328,6 +328,7 @@ class Adapter:
         self.absent: tuple[str, ...] = ()
         self.native_dtypes: dict[str, str] = {}
         self.maybe_emulated: tuple[str, ...] = ()
+        self.restricted: tuple[str, ...] = ()
         if placement is not None and problem is None:
             ps = entry.params.values()
             self.present = tuple(p.name for p in ps if p.present_in(placement))
@@ -339,6 +340,13 @@ class Adapter:
             }
             self.maybe_emulated = tuple(
                 n for e in entry.emulations.values() if e.may_apply(placement) for n in e.params
+            )
+            # present, but some values need a newer release: the fast path needs the default
+            self.restricted = tuple(
+                p.name
+                for p in ps
+                if p.name in self.present
+                and any(not at_least(placement, s) for s in p.value_since.values())
             )
             if placement.kind == "newer":
                 _warn_once(
@@ -557,7 +565,8 @@ class Adapter:
         if self.problem is None:
             ns["_validate"] = self._cold_validate
             body.append(f"    _validate({', '.join(e.validate_args)})")
-            guarded = [n for n in e.order if n in self.absent or n in self.maybe_emulated]
+            slow = {*self.absent, *self.maybe_emulated, *self.restricted}
+            guarded = [n for n in e.order if n in slow]
             conds = ["not kwargs"]
             if guarded:
                 ns["_GUARD"] = tuple(e.params[n].default for n in guarded)

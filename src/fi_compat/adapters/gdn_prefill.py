@@ -40,12 +40,12 @@ from ..registry import VersionRange, at_least
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, cast
+
+    from .._callpath import Adapter
 else:
 
     def cast(_t: object, v: object) -> object:  # typing.cast without importing typing
         return v
-
-    from .._callpath import Adapter
 
 NAME = "chunk_gated_delta_rule"
 _INT: frozenset[Any] = frozenset()

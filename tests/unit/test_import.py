@@ -1,0 +1,44 @@
+"""`import fi_compat` / `fi_compat.gdn_prefill`: no FlashInfer, no torch, no CUDA, fast."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_python
+
+PROBE = """
+import json, sys, time
+t = time.perf_counter()
+import fi_compat, fi_compat.gdn_prefill
+ms = (time.perf_counter() - t) * 1e3
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in
+               ('torch', 'flashinfer', 'packaging', 'importlib.metadata', 'numpy'))
+print(json.dumps({"ms": ms, "heavy": heavy,
+                  "problem": fi_compat.gdn_prefill.chunk_gated_delta_rule.adapter.problem}))
+"""
+
+
+def test_import_pulls_in_nothing_heavy_and_works_without_flashinfer() -> None:
+    r = run_python(PROBE)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["heavy"] == []  # neither flashinfer nor torch (so no CUDA initialisation)
+    assert out["problem"] == "not-installed"
+
+
+def test_import_time_budget() -> None:
+    """≤15 ms for both imports (best of 5 fresh interpreters, byte-code compiled)."""
+    env = {"PYTHONDONTWRITEBYTECODE": ""}
+    run_python(PROBE, env=env)  # write the .pyc files first, as an installed package has
+    times = []
+    for _ in range(5):
+        r = run_python(PROBE, env=env)
+        assert r.returncode == 0, r.stderr
+        times.append(json.loads(r.stdout)["ms"])
+    assert min(times) <= 15.0, times
+
+
+def test_import_with_a_known_release_needs_no_packaging() -> None:
+    r = run_python(PROBE, env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"})
+    out = json.loads(r.stdout)
+    assert out["heavy"] == [] and out["problem"] is None, r.stderr

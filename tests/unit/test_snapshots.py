@@ -1,0 +1,54 @@
+"""Static coverage: every adapter against every release of its range (all 39 wheels)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from fi_compat import snapshots
+from fi_compat.adapters.gdn_prefill import SPEC
+from fi_compat.detection import Distribution
+
+DATA = snapshots.load(SPEC)
+RELEASES = [r for r, v in DATA["releases"].items() if v is not None]
+
+
+def test_every_release_from_0_6_0_has_a_snapshot_and_none_before() -> None:
+    assert RELEASES[0] == "0.6.0" and RELEASES[-1] == "0.7.4" and len(RELEASES) == 39
+    assert all(v is None for r, v in DATA["releases"].items() if r.startswith("0.5."))
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_adapter_matches_the_release_signature(release: str) -> None:
+    params = snapshots.params(SPEC, release)
+    assert params is not None
+    named = [p for p in params if p[1] in ("po", "pk", "ko")]
+    adapter = SPEC.select(Distribution("flashinfer-python", release, "<test>", ""))
+    # the adapter forwards exactly the release's parameters, and can pass each by keyword
+    assert list(adapter.present) == [p[0] for p in named]
+    assert all(p[1] in ("pk", "ko") for p in named)
+    # the release's positional parameters are a prefix of fi_compat's frozen order, so a
+    # positional call written against that release means the same through fi_compat
+    pos = [p[0] for p in named if p[1] == "pk"]
+    stable_pos = [n for n in SPEC.order if not SPEC.params[n].keyword_only]
+    assert stable_pos[: len(pos)] == pos
+    for name, kind, default, _ in named:
+        prm = SPEC.params[name]
+        assert prm.keyword_only == (kind == "ko"), name
+        # "left at the default" must mean the same as the release's default
+        expected = prm.default if default is None else ast.literal_eval(default)
+        assert prm.default == expected, (release, name)
+
+
+def test_stable_signature_is_the_union_in_newest_order() -> None:
+    newest = [p[0] for p in snapshots.params(SPEC, "0.7.4") or []]
+    union = {p[0] for r in RELEASES for p in snapshots.params(SPEC, r) or []}
+    assert list(SPEC.order) == newest and set(SPEC.order) == union
+    assert len(SPEC.order) == 29 and sum(p.keyword_only for p in SPEC.params.values()) == 9
+
+
+def test_param_since_matches_first_release_having_it() -> None:
+    for name, prm in SPEC.params.items():
+        first = next(r for r in RELEASES if name in [p[0] for p in snapshots.params(SPEC, r) or []])
+        assert (prm.since or "0.6.0") == first, name

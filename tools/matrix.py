@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The release matrix: install real FlashInfer releases side by side and test against each.
+
+    python tools/matrix.py run        # install what is missing, unit tests, every cell, report
+    python tools/matrix.py install    # only install
+    python tools/matrix.py cell 0.6.7 [--dsl] [-- pytest args]   # one cell
+
+Each release is installed from PyPI for real with ``pip install --no-deps --target
+.matrix/fi-VERSION``, beside the few packages ``import flashinfer`` needs on a CPU host
+(``.matrix/common``) and, for cells marked ``dsl``, ``nvidia-cutlass-dsl==4.8.1``
+(libs-cu12) with ``cuda-python`` (``.matrix/dsl``; its ``.pth`` file is not read from
+``PYTHONPATH``, so the ``dsl_packages`` folder is put on the path explicitly).  A cell
+runs ``pytest tests/contract`` in a fresh interpreter whose ``PYTHONPATH`` holds exactly
+that release, with ``FI_COMPAT_CELL*`` variables saying what the cell expects:
+
+* ``live``: ``flashinfer.gdn_prefill`` imports here; the spy contract runs;
+* ``dsl-missing``: it needs ``nvidia-cutlass-dsl`` (0.6.15+) and the cell lacks it;
+* ``import-crash``: with the DSL on a CPU-only torch the import raises AssertionError
+  (0.6.15-0.7.0.post1); the live contract of those releases runs on the GPU machine.
+
+The report (stdout and ``.matrix/report.json``) lists every cell with its outcome.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MATRIX = Path(os.environ.get("FI_COMPAT_MATRIX_DIR", ROOT / ".matrix"))
+
+# (release, with the CuTe DSL, expected import outcome on a CPU-only host)
+CELLS: list[tuple[str, bool, str]] = [
+    ("0.6.0", False, "live"),
+    ("0.6.7", False, "live"),
+    ("0.6.8.post1", False, "live"),
+    ("0.6.13", False, "live"),
+    ("0.6.14", False, "live"),
+    ("0.6.16", False, "dsl-missing"),
+    ("0.6.17", True, "import-crash"),
+    ("0.6.18", False, "dsl-missing"),
+    ("0.6.18", True, "import-crash"),
+    ("0.7.0", True, "import-crash"),
+    ("0.7.4", True, "live"),
+]
+# what `import flashinfer` needs on a CPU host with --no-deps (flashinfer-api-history.md §3)
+COMMON = ["apache-tvm-ffi==0.1.15.post2", "nvidia-ml-py", "numpy", "filelock", "jinja2",
+          "requests", "tqdm", "typing_extensions"]  # fmt: skip
+DSL = ["nvidia-cutlass-dsl==4.8.1", "cuda-python"]
+
+
+def pip_target(target: Path, reqs: list[str], deps: bool) -> None:
+    if (target / ".done").exists():
+        return
+    cmd = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+           "--no-compile", "--target", str(target), *([] if deps else ["--no-deps"]), *reqs]  # fmt: skip
+    print("+", " ".join(cmd), flush=True)
+    t = time.time()
+    subprocess.run(cmd, check=True)
+    (target / ".done").write_text(f"{time.time() - t:.1f}s\n")
+
+
+def install(cells: list[tuple[str, bool, str]]) -> None:
+    MATRIX.mkdir(parents=True, exist_ok=True)
+    pip_target(MATRIX / "common", COMMON, deps=True)
+    if any(dsl for _, dsl, _ in cells):
+        pip_target(MATRIX / "dsl", DSL, deps=True)
+    for release in sorted({r for r, _, _ in cells}):
+        pip_target(MATRIX / f"fi-{release}", [f"flashinfer-python=={release}"], deps=False)
+
+
+def cell_env(release: str, dsl: bool, expect: str) -> dict[str, str]:
+    paths = [MATRIX / f"fi-{release}", MATRIX / "common"]
+    if dsl:
+        paths += [MATRIX / "dsl", MATRIX / "dsl" / "nvidia_cutlass_dsl" / "dsl_packages"]
+    env = dict(os.environ)
+    env.pop("FI_COMPAT_FLASHINFER_VERSION", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), *map(str, paths)])
+    env["FI_COMPAT_CELL"] = release
+    env["FI_COMPAT_CELL_DSL"] = "1" if dsl else "0"
+    env["FI_COMPAT_CELL_EXPECT"] = expect
+    env.setdefault("FLASHINFER_WORKSPACE_BASE", str(MATRIX / "ws"))
+    return env
+
+
+def run_cell(release: str, dsl: bool, expect: str, extra: list[str]) -> dict[str, object]:
+    name = f"{release}{'+dsl' if dsl else ''}"
+    junit = MATRIX / f"junit-{name}.xml"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/contract",
+           f"--junitxml={junit}", *extra]  # fmt: skip
+    print(f"\n=== cell {name} (expect {expect})", flush=True)
+    t = time.time()
+    rc = subprocess.run(cmd, cwd=ROOT, env=cell_env(release, dsl, expect)).returncode
+    counts = _junit_counts(junit)
+    return {"cell": name, "release": release, "dsl": dsl, "expect": expect, "rc": rc,
+            "seconds": round(time.time() - t, 1), **counts}  # fmt: skip
+
+
+def _junit_counts(path: Path) -> dict[str, int]:
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return {}
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    if suite is None:
+        return {}
+    get = suite.attrib.get
+    return {k: int(get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
+
+
+WHAT = {
+    "live": "flashinfer.gdn_prefill imports on CPU; live spy contract",
+    "dsl-missing": "import needs nvidia-cutlass-dsl: fi_compat's OptionalDependencyMissingError checked",
+    "import-crash": "import raises AssertionError on CPU-only torch: fi_compat's FlashInferImportError "
+    "checked; live contract on the H200 (tests/gpu), signature by snapshot",
+}
+
+
+def report(rows: list[dict[str, object]]) -> None:
+    print("\n=== release matrix report")
+    print(f"{'cell':16s} {'rc':>3s} {'tests':>5s} {'fail':>4s} {'skip':>4s} {'sec':>6s}  what")
+    for r in rows:
+        print(f"{r['cell']!s:16s} {r['rc']!s:>3s} {r.get('tests', '?')!s:>5s} "
+              f"{int(r.get('failures', 0)) + int(r.get('errors', 0))!s:>4s} "  # type: ignore[call-overload]
+              f"{r.get('skipped', '?')!s:>4s} {r['seconds']!s:>6s}  {WHAT[str(r['expect'])]}")  # fmt: skip
+    (MATRIX / "report.json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("install")
+    run = sub.add_parser("run")
+    run.add_argument("pytest_args", nargs="*")
+    one = sub.add_parser("cell")
+    one.add_argument("release")
+    one.add_argument("--dsl", action="store_true")
+    one.add_argument("pytest_args", nargs="*")
+    args = ap.parse_args(argv)
+    if args.cmd == "install":
+        install(CELLS)
+        return 0
+    if args.cmd == "cell":
+        match = [c for c in CELLS if c[0] == args.release and c[1] == args.dsl]
+        expect = match[0][2] if match else "live"
+        install([(args.release, args.dsl, expect)])
+        row = run_cell(args.release, args.dsl, expect, args.pytest_args)
+        report([row])
+        return int(row["rc"] != 0)  # type: ignore[call-overload]
+    install(CELLS)
+    print("\n=== unit and snapshot tests (no FlashInfer on the path)", flush=True)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    unit_rc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests",
+         "--ignore=tests/contract", *args.pytest_args], cwd=ROOT, env=env  # fmt: skip
+    ).returncode
+    rows = [run_cell(r, d, e, args.pytest_args) for r, d, e in CELLS]
+    report(rows)
+    bad = [r["cell"] for r in rows if r["rc"] != 0]
+    print(f"\nunit tests rc={unit_rc}; failing cells: {bad or 'none'}")
+    return int(unit_rc != 0 or bool(bad))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

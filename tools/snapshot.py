@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Generate signature snapshots of FlashInfer entry points from the PyPI wheels, statically.
+
+    python tools/snapshot.py flashinfer.gdn_prefill:chunk_gated_delta_rule \
+        [--since 0.6.0] [--until 0.7.4] [--wheels ~/.cache/fi_compat/wheels]
+
+For every release in ``fi_compat.registry.KNOWN_RELEASES`` within the bounds it downloads
+the wheel (``pip download --no-deps``, cached in ``--wheels``), reads the module's source
+out of the zip and finds the function with :mod:`ast` -- nothing is imported or executed.
+``module:qualname`` takes ``Class.method`` qualnames; ``from .x import name`` re-exports
+are followed to the defining module.  The result is written (never edited by hand) to
+``src/fi_compat/_snapshots/<module>.<qualname>.json``: unique signatures once, and per
+release the defining module and the signature id (``null`` where the name is absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from fi_compat.registry import KNOWN_RELEASES  # noqa: E402
+
+SNAPSHOT_DIR = ROOT / "src" / "fi_compat" / "_snapshots"
+KINDS = {"posonlyargs": "po", "args": "pk", "kwonlyargs": "ko"}
+
+
+def wheel_path(version: str, cache: Path) -> Path:
+    cache.mkdir(parents=True, exist_ok=True)
+    name = f"flashinfer_python-{version}-py3-none-any.whl"
+    path = cache / name
+    if not path.exists():
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+             "-d", str(cache), f"flashinfer-python=={version}"],
+            check=True,
+        )  # fmt: skip
+    return path
+
+
+def _module_source(zf: zipfile.ZipFile, module: str) -> tuple[str, str] | None:
+    base = module.replace(".", "/")
+    for cand in (f"{base}.py", f"{base}/__init__.py"):
+        try:
+            return cand, zf.read(cand).decode("utf-8")
+        except KeyError:
+            continue
+    return None
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[list[str | None]]:
+    a = fn.args
+    out: list[list[str | None]] = []
+    positional = [*a.posonlyargs, *a.args]
+    pos_defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
+    pos_defaults += list(a.defaults)
+    for i, arg in enumerate(positional):
+        kind = "po" if i < len(a.posonlyargs) else "pk"
+        d = pos_defaults[i]
+        out.append([arg.arg, kind, ast.unparse(d) if d is not None else None, _ann(arg)])
+    if a.vararg:
+        out.append([a.vararg.arg, "va", None, _ann(a.vararg)])
+    for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+        out.append([arg.arg, "ko", ast.unparse(d) if d is not None else None, _ann(arg)])
+    if a.kwarg:
+        out.append([a.kwarg.arg, "vk", None, _ann(a.kwarg)])
+    return out
+
+
+def _ann(arg: ast.arg) -> str | None:
+    return ast.unparse(arg.annotation) if arg.annotation is not None else None
+
+
+def find(zf: zipfile.ZipFile, module: str, qualname: str, depth: int = 0) -> tuple[str, list] | None:
+    """(defining module, params) of ``module.qualname`` in the wheel, or None."""
+    found = _module_source(zf, module)
+    if found is None or depth > 5:
+        return None
+    fname, src = found
+    tree = ast.parse(src, fname)
+    head, _, rest = qualname.partition(".")
+    result: tuple[str, list] | None = None
+    for node in tree.body:  # the last binding wins, as at run time
+        if rest and isinstance(node, ast.ClassDef) and node.name == head:
+            for sub in node.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name == rest:
+                    result = (module, _params(sub))
+        elif not rest and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name == head:
+                result = (module, _params(node))
+        elif isinstance(node, ast.ImportFrom) and node.level >= 1:
+            for alias in node.names:
+                if (alias.asname or alias.name) == head:
+                    pkg = module if fname.endswith("__init__.py") else module.rpartition(".")[0]
+                    for _ in range(node.level - 1):
+                        pkg = pkg.rpartition(".")[0]
+                    target = f"{pkg}.{node.module}" if node.module else pkg
+                    sub_q = alias.name + (f".{rest}" if rest else "")
+                    hit = find(zf, target, sub_q, depth + 1)
+                    if hit is not None:
+                        result = hit
+    return result
+
+
+def snapshot(entry: str, since: str, until: str, cache: Path) -> dict:
+    module, _, qualname = entry.partition(":")
+    lo, hi = KNOWN_RELEASES.index(since), KNOWN_RELEASES.index(until)
+    sigs: dict[str, list] = {}
+    by_key: dict[str, str] = {}
+    releases: dict[str, dict | None] = {}
+    for version in KNOWN_RELEASES[lo : hi + 1]:
+        path = wheel_path(version, cache)
+        with zipfile.ZipFile(path) as zf:
+            hit = find(zf, module, qualname)
+        if hit is None:
+            releases[version] = None
+            continue
+        defining, params = hit
+        key = json.dumps(params)
+        sid = by_key.get(key)
+        if sid is None:
+            sid = by_key[key] = f"s{len(sigs)}"
+            sigs[sid] = params
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        releases[version] = {"module": defining, "signature": sid, "wheel_sha256": digest}
+        print(f"{version:14s} {defining:40s} {sid} ({len(params)} params)", file=sys.stderr)
+    return {
+        "entry": entry,
+        "generated_by": "tools/snapshot.py (static ast read of the PyPI wheels; do not edit)",
+        "param_format": ["name", "kind: po|pk|va|ko|vk", "default source or null", "annotation"],
+        "signatures": sigs,
+        "releases": releases,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("entry", nargs="+", help="module:qualname, e.g. flashinfer.gdn_prefill:f")
+    ap.add_argument("--since", default=KNOWN_RELEASES[0])
+    ap.add_argument("--until", default=KNOWN_RELEASES[-1])
+    default_cache = os.environ.get("FI_COMPAT_WHEEL_CACHE", "~/.cache/fi_compat/wheels")
+    ap.add_argument("--wheels", default=default_cache, help="wheel cache directory")
+    ap.add_argument("--out", default=str(SNAPSHOT_DIR))
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for entry in args.entry:
+        data = snapshot(entry, args.since, args.until, Path(args.wheels).expanduser())
+        module, _, qualname = entry.partition(":")
+        name = f"{module.removeprefix('flashinfer.')}.{qualname}.json"
+        (out / name).write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+        print(f"wrote {out / name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
