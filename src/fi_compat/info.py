@@ -1,0 +1,216 @@
+"""``python -m fi_compat info [--json] [--probe]``: what is installed and what fi_compat chose.
+
+Without ``--probe`` nothing heavy is imported: FlashInfer and torch are described from
+their package metadata (torch's CUDA build from ``torch/version.py``, read as text), so it
+runs on any host, GPU or not, in well under a second.  ``--probe`` imports each facade's
+FlashInfer module in a subprocess with a timeout, so a release whose import crashes or
+hangs is reported rather than fatal.
+
+JSON schema (``--json``), version 1::
+
+    {"schema": 1, "fi_compat": str,
+     "flashinfer": {"detected": {dist-name: {name, version, location, public, local,
+                                             is_prerelease, ...}},
+                    "overridden": bool, "versions_agree": bool, "mismatches": [str]},
+     "torch": {"version": str|null, "cuda": str|null, "location": str|null},
+     "adapters": {facade-function: Adapter.describe()},
+     "entry_points": {facade-function: {"status": str, "optional_dependency": str|null,
+                                        "detail": str, "probe": {...}|absent}}}
+
+``status`` is one of ``available``, ``needs <package>``, ``import fails here``,
+``flashinfer not installed``, ``unsupported release``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ._version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._callpath import Adapter, EntryPoint
+
+SCHEMA = 1
+
+
+def torch_build() -> dict[str, str | None]:
+    """torch's version and CUDA build from its files, without importing it."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return {"version": None, "cuda": None, "location": None}
+    loc = list(spec.submodule_search_locations)[0]
+    out: dict[str, str | None] = {"version": None, "cuda": None, "location": loc}
+    try:
+        tree = ast.parse(open(os.path.join(loc, "version.py"), encoding="utf-8").read())
+    except OSError:
+        return out
+    for node in tree.body:
+        target = getattr(node, "target", None) or (getattr(node, "targets", None) or [None])[0]
+        name = getattr(target, "id", None)
+        if name in ("__version__", "cuda") and getattr(node, "value", None) is not None:
+            try:
+                value = ast.literal_eval(node.value)  # type: ignore[attr-defined]
+            except ValueError:
+                continue
+            out["version" if name == "__version__" else "cuda"] = value
+    return out
+
+
+def _module_available(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
+    """Predict, without importing FlashInfer, whether ``entry`` works on this host."""
+    from ._callpath import _IMPORT_CRASHES
+
+    if adapter.problem == "not-installed":
+        return {"status": "flashinfer not installed", "optional_dependency": None,
+                "detail": "pip install flashinfer-python"}  # fmt: skip
+    if adapter.problem == "below-floor":
+        return {"status": "unsupported release", "optional_dependency": None,
+                "detail": f"{entry.qualname} exists from flashinfer-python {entry.since}"}  # fmt: skip
+    pl = adapter.placement
+    assert pl is not None
+    dep = entry.optional_dependency(pl)
+    if dep is not None and not _module_available(dep.module):
+        extras = " or ".join(f"flashinfer-python[{x}]" for x in dep.extras)
+        return {"status": f"needs {dep.package}", "optional_dependency": dep.package,
+                "detail": f"{dep.note}; pip install {extras}"}  # fmt: skip
+    cuda = torch_build()["cuda"]
+    if dep is not None and cuda is None:
+        for ranges, why, fix in _IMPORT_CRASHES:
+            if any(r.contains(pl) for r in ranges):
+                return {"status": "import fails here", "optional_dependency": dep.package,
+                        "detail": f"{why} (torch here has no CUDA); fix: {fix}"}  # fmt: skip
+    return {"status": "available", "optional_dependency": dep.package if dep else None,
+            "detail": f"adapter {adapter.range}"}  # fmt: skip
+
+
+_PROBE = """
+import importlib, json, sys, time
+t = time.time()
+try:
+    importlib.import_module(sys.argv[1])
+    print(json.dumps({"ok": True, "seconds": round(time.time() - t, 2)}))
+except BaseException as e:
+    print(json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"[:500],
+                      "seconds": round(time.time() - t, 2)}))
+"""
+
+
+def probe(module: str, timeout: float = 120.0) -> dict[str, Any]:
+    """Import ``module`` in a fresh interpreter (same sys.path); report, never crash."""
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    try:
+        r = subprocess.run([sys.executable, "-c", _PROBE, module], capture_output=True,
+                           text=True, timeout=timeout, env=env)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"import did not finish within {timeout:.0f} s (hang?)"}
+    lines = r.stdout.strip().splitlines()
+    if lines:
+        try:
+            result: dict[str, Any] = json.loads(lines[-1])
+            return result
+        except ValueError:
+            pass
+    return {"ok": False, "error": f"interpreter exited with {r.returncode}: {r.stderr[-300:]}"}
+
+
+def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
+    import fi_compat
+    from ._callpath import adapters
+
+    det = fi_compat.detect()
+    fi_compat.adapters(load=True)
+    chosen = adapters()
+    entries: dict[str, Any] = {}
+    for name, adapter in chosen.items():
+        st = entry_status(adapter.entry, adapter)
+        if do_probe and adapter.problem is None:
+            st["probe"] = probe(adapter.entry.module, timeout)
+        entries[name] = st
+    mism = det.version_mismatches()
+    return {
+        "schema": SCHEMA,
+        "fi_compat": __version__,
+        "flashinfer": {
+            "detected": {k: d.as_dict() for k, d in det.distributions.items()},
+            "overridden": det.overridden,
+            "versions_agree": not mism,
+            "mismatches": mism,
+        },
+        "torch": torch_build(),
+        "adapters": {k: a.describe() for k, a in chosen.items()},
+        "entry_points": entries,
+    }
+
+
+def render(data: dict[str, Any], color: bool = False) -> str:
+    def c(text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if color else text
+
+    out = [f"fi_compat {data['fi_compat']}"]
+    fi = data["flashinfer"]
+    out.append("FlashInfer distributions" + (" (overridden by FI_COMPAT_FLASHINFER_VERSION)"
+                                             if fi["overridden"] else ""))  # fmt: skip
+    if not fi["detected"]:
+        out.append("  none installed          pip install flashinfer-python")
+    for name, d in fi["detected"].items():
+        tags = [t for t in ("pre-release" if d.get("is_prerelease") else "",
+                            f"local {d['local']}" if d.get("local") else "") if t]  # fmt: skip
+        out.append(f"  {name:22s} {d['version']:16s} {d['location']}"
+                   + (f"  [{', '.join(tags)}]" if tags else ""))  # fmt: skip
+    agree = c("agree", "32") if fi["versions_agree"] else c("MISMATCH", "31")
+    out.append(f"  versions: {agree}" + "".join(f"\n    {m}" for m in fi["mismatches"]))
+    t = data["torch"]
+    out.append(f"torch {t['version'] or 'not installed'}  (CUDA build: {t['cuda'] or 'none'})")
+    out.append("Entry points")
+    width = max((len(k) for k in data["entry_points"]), default=10)
+    for name, st in data["entry_points"].items():
+        a = data["adapters"][name]
+        ok = st["status"] == "available"
+        status = c(st["status"], "32" if ok else "33")
+        rng = a["adapter_range"] or "-"
+        out.append(f"  {name:{width}s}  {status:18s}  adapter {rng}")
+        out.append(f"  {'':{width}s}  {st['detail']}")
+        if a["absent_in_release"]:
+            out.append(f"  {'':{width}s}  not in this release: {', '.join(a['absent_in_release'])}")
+        if "probe" in st:
+            p = st["probe"]
+            msg = f"imports in {p.get('seconds')} s" if p["ok"] else p["error"]
+            out.append(f"  {'':{width}s}  probe: {msg}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m fi_compat")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    info = sub.add_parser("info", help="describe the installed FlashInfer and chosen adapters")
+    info.add_argument("--json", action="store_true", help="machine-readable (schema 1)")
+    info.add_argument("--probe", action="store_true", help="import FlashInfer in a subprocess")
+    info.add_argument("--timeout", type=float, default=120.0, help="probe timeout, seconds")
+    args = ap.parse_args(argv)
+    data = collect(do_probe=args.probe, timeout=args.timeout)
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        print(render(data, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
+    return 0
