@@ -49,7 +49,13 @@ def case_positional_and_keyword_agree(release: str, make: Make) -> None:
     for n in ("q", "k", "v", "g", "beta", "initial_state"):
         assert pos[n] is x[n], n  # conforming inputs reach FlashInfer as the same objects
     assert pos["scale"] == 0.25 and pos["output_final_state"] is True
-    assert set(spy.raw_kwargs[-1]) == set(SPEC.params) & set(pos)  # every name by keyword
+    sent = set(spy.raw_kwargs[-1])  # all by keyword (the spy rejects positional calls)
+    assert {"q", "k", "v", "g", "beta", "scale", "initial_state", "output_final_state",
+            "cu_seqlens"} <= sent <= set(pos)  # fmt: skip
+    # parameters newer than 0.6.0 and left at their default are omitted; the release's
+    # default is the same value (tests/unit/test_snapshots.py checks it per release)
+    for n in set(pos) - sent:
+        assert SPEC.params[n].since is not None and pos[n] == SPEC.params[n].default, n
 
 
 def case_cu_seqlens_native_dtype(release: str, make: Make) -> None:
@@ -236,8 +242,6 @@ def case_validation_before_launch(release: str, make: Make) -> None:
          "num_sab_heads"),
         (errors.InvalidArgumentError, dict(q=q, k=k, v=v, beta=x["beta"].T, cu_seqlens=cu),
          "beta must have shape"),
-        (errors.InvalidArgumentError, dict(q=q, k=k, v=v.to("meta"), cu_seqlens=cu), "device"),
-        (errors.InvalidArgumentError, dict(q=q, k=k, v=v, cu_seqlens=cu.to("meta")), "device"),
     ]  # fmt: skip
     for exc, kw, msg in bad:
         with pytest.raises(exc, match=msg):

@@ -158,8 +158,19 @@ def main(argv: list[str] | None = None) -> int:
     print("\n=== unit and snapshot tests (no FlashInfer on the path)", flush=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     unit_rc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests",
-         "--ignore=tests/contract", *args.pytest_args], cwd=ROOT, env=env  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests",
+            "--ignore=tests/contract",
+            *args.pytest_args,
+        ],
+        cwd=ROOT,
+        env=env,  # fmt: skip
     ).returncode
     rows = [run_cell(r, d, e, args.pytest_args) for r, d, e in CELLS]
     report(rows)

@@ -80,7 +80,9 @@ def _ann(arg: ast.arg) -> str | None:
     return ast.unparse(arg.annotation) if arg.annotation is not None else None
 
 
-def find(zf: zipfile.ZipFile, module: str, qualname: str, depth: int = 0) -> tuple[str, list] | None:
+def find(
+    zf: zipfile.ZipFile, module: str, qualname: str, depth: int = 0
+) -> tuple[str, list] | None:
     """(defining module, params) of ``module.qualname`` in the wheel, or None."""
     found = _module_source(zf, module)
     if found is None or depth > 5:

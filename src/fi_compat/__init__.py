@@ -53,6 +53,13 @@ def adapters(load: bool = True) -> dict[str, Adapter]:
     return _adapters()
 
 
+def set_validation(enabled: bool) -> None:
+    """Turn every facade's metadata checks on (default) or off; see the README."""
+    from ._callpath import set_validation as _set
+
+    _set(enabled)
+
+
 def __getattr__(name: str) -> ModuleType:
     if name in _LAZY:
         import importlib

