@@ -155,8 +155,9 @@ class VersionRange:
 
     def __str__(self) -> str:
         rel = self.releases()
-        last = rel[-1] if self.hi is not None else f"{rel[-1]}+"
-        return rel[0] if len(rel) == 1 and self.hi is not None else f"{rel[0]}–{last}"
+        if self.hi is None:
+            return f"{rel[0]}+" if len(rel) == 1 else f"{rel[0]}–{rel[-1]}+"
+        return rel[0] if len(rel) == 1 else f"{rel[0]}–{rel[-1]}"
 
     def __repr__(self) -> str:
         return f"VersionRange({self.lo!r}, {self.hi!r})"

@@ -1,0 +1,51 @@
+"""`python -m fi_compat info` text and JSON, without FlashInfer and with an override."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import SRC, run_python
+
+
+def info(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    code = f"import sys; from fi_compat.info import main; sys.exit(main({list(args)!r}))"
+    return run_python(code, env=env)
+
+
+def test_json_schema_without_flashinfer() -> None:
+    r = info("info", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["schema"] == 1 and set(data) == {
+        "schema", "fi_compat", "flashinfer", "torch", "adapters", "entry_points"}  # fmt: skip
+    ep = data["entry_points"]["fi_compat.gdn_prefill.chunk_gated_delta_rule"]
+    assert ep["status"] == "flashinfer not installed"
+    assert data["flashinfer"]["detected"] == {} and data["flashinfer"]["versions_agree"]
+    assert data["torch"]["version"].startswith("2.")
+
+
+def test_text_with_override_shows_adapter_and_optional_dependency() -> None:
+    r = info("info", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.18"})
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "flashinfer-python      0.6.18" in out and "overridden" in out
+    assert "needs nvidia-cutlass-dsl" in out and "adapter 0.6.18–0.6.18.post1" in out
+    assert "\033[" not in out  # colour only on a TTY
+
+
+def test_json_for_an_old_release_lists_absent_parameters() -> None:
+    r = info("info", "--json", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"})
+    data = json.loads(r.stdout)
+    a = data["adapters"]["fi_compat.gdn_prefill.chunk_gated_delta_rule"]
+    assert a["adapter_range"] == "0.6.0–0.6.7.post3" and "state_indices" in a["absent_in_release"]
+    assert a["native_dtypes"] == {"cu_seqlens": "int64"}
+    assert data["entry_points"]["fi_compat.gdn_prefill.chunk_gated_delta_rule"]["status"] == (
+        "available")  # fmt: skip
+
+
+def test_module_entry_point_runs() -> None:
+    r = subprocess.run([sys.executable, "-m", "fi_compat", "info"], capture_output=True, text=True,
+                       env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert r.returncode == 0 and "fi_compat" in r.stdout, r.stderr
