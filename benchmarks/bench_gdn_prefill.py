@@ -51,8 +51,8 @@ def trivial_for(release: str, body: str = "return q") -> Any:
         if kind == "ko" and default is None:
             parts[-1] = f"{name}=None"
     ns: dict[str, Any] = {}
-    exec(f"def flashinfer_launch({', '.join(parts)}):\n    {body}\n", ns)  # noqa: S102
-    for _, kind, default, _ in params:
+    exec(f"def flashinfer_launch({', '.join(parts)}):\n    {body}\n", ns)
+    for _, _kind, default, _ in params:
         if default is not None:
             ast.literal_eval(default)  # every default is a literal: the stand-in is exact
     return ns["flashinfer_launch"]
@@ -88,8 +88,9 @@ def bench(fn: Any, args: tuple[Any, ...], batches: int, per: int) -> list[float]
     return out
 
 
-def side_by_side(release: str, device: str, cu_dtype: torch.dtype, batches: int, per: int
-                 ) -> dict[str, Any]:  # fmt: skip
+def side_by_side(
+    release: str, device: str, cu_dtype: torch.dtype, batches: int, per: int
+) -> dict[str, Any]:
     launch = trivial_for(release)
     facade = facade_for(release, launch)
     args = inputs(device, cu_dtype)
@@ -108,13 +109,15 @@ def side_by_side(release: str, device: str, cu_dtype: torch.dtype, batches: int,
     p50l = statistics.median(lean_s)
     q = statistics.quantiles
     return {
-        "release": release, "cu_seqlens": str(cu_dtype).removeprefix("torch."),
-        "direct_p50_ns": round(p50d, 1), "fi_compat_p50_ns": round(p50f, 1),
+        "release": release,
+        "cu_seqlens": str(cu_dtype).removeprefix("torch."),
+        "direct_p50_ns": round(p50d, 1),
+        "fi_compat_p50_ns": round(p50f, 1),
         "added_p50_ns": round(p50f - p50d, 1),
         "added_p90_ns": round(q(fi_s, n=10)[-1] - q(direct_s, n=10)[-1], 1),
         "ratio": round(p50f / p50d, 2),
         "added_p50_ns_without_checks": round(p50l - p50d, 1),
-    }  # fmt: skip
+    }
 
 
 class CountOps(TorchDispatchMode):
@@ -137,13 +140,21 @@ def extra_ops(release: str, device: str, cu_dtype: torch.dtype) -> list[str]:
 
 
 def import_time(runs: int = 7) -> dict[str, float]:
-    code = ("import time; t=time.perf_counter(); import fi_compat, fi_compat.gdn_prefill; "
-            "print((time.perf_counter()-t)*1e3)")  # fmt: skip
+    code = (
+        "import time; t=time.perf_counter(); import fi_compat, fi_compat.gdn_prefill; "
+        "print((time.perf_counter()-t)*1e3)"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("FI_COMPAT_")}
     env.update(PYTHONPATH=str(ROOT / "src"), PYTHONDONTWRITEBYTECODE="")
     subprocess.run([sys.executable, "-c", code], env=env, capture_output=True)  # write .pyc
-    ms = [float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                               text=True).stdout) for _ in range(runs)]  # fmt: skip
+    ms = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True
+            ).stdout
+        )
+        for _ in range(runs)
+    ]
     return {"best_ms": round(min(ms), 2), "median_ms": round(statistics.median(ms), 2)}
 
 
@@ -186,29 +197,43 @@ def main() -> int:
     a = ap.parse_args()
     releases = a.release or ["0.6.7", "0.6.18", "0.7.4"]
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    res: dict[str, Any] = {"device": device, "python": sys.version.split()[0],
-                           "torch": torch.__version__, "per_call": [], "extra_ops": {}}  # fmt: skip
+    res: dict[str, Any] = {
+        "device": device,
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "per_call": [],
+        "extra_ops": {},
+    }
     print(f"fi_compat call overhead, {device}, python {res['python']}, torch {torch.__version__}")
-    print(f"{'release':12s} {'cu_seqlens':10s} {'direct':>9s} {'fi_compat':>10s} "
-          f"{'added p50':>10s} {'added p90':>10s} {'ratio':>6s} {'no checks':>10s}")  # fmt: skip
+    print(
+        f"{'release':12s} {'cu_seqlens':10s} {'direct':>9s} {'fi_compat':>10s} "
+        f"{'added p50':>10s} {'added p90':>10s} {'ratio':>6s} {'no checks':>10s}"
+    )
     for rel in releases:
         for cu in (torch.int32, torch.int64):
             r = side_by_side(rel, device, cu, a.batches, a.per)
             res["per_call"].append(r)
-            print(f"{rel:12s} {r['cu_seqlens']:10s} {r['direct_p50_ns']:8.0f}n "
-                  f"{r['fi_compat_p50_ns']:9.0f}n {r['added_p50_ns']:9.0f}n "
-                  f"{r['added_p90_ns']:9.0f}n {r['ratio']:6.2f} {r['added_p50_ns_without_checks']:9.0f}n")  # fmt: skip
+            print(
+                f"{rel:12s} {r['cu_seqlens']:10s} {r['direct_p50_ns']:8.0f}n "
+                f"{r['fi_compat_p50_ns']:9.0f}n {r['added_p50_ns']:9.0f}n "
+                f"{r['added_p90_ns']:9.0f}n {r['ratio']:6.2f} "
+                f"{r['added_p50_ns_without_checks']:9.0f}n"
+            )
             res["extra_ops"][f"{rel}/{r['cu_seqlens']}"] = extra_ops(rel, device, cu)
     print("aten ops dispatched by fi_compat per call (0 = no extra tensors):")
     for k, ops in res["extra_ops"].items():
         print(f"  {k:18s} {len(ops)} {ops}")
     res["import"] = import_time()
-    print(f"import fi_compat + fi_compat.gdn_prefill: best {res['import']['best_ms']} ms, "
-          f"median {res['import']['median_ms']} ms")  # fmt: skip
+    print(
+        f"import fi_compat + fi_compat.gdn_prefill: best {res['import']['best_ms']} ms, "
+        f"median {res['import']['median_ms']} ms"
+    )
     res["compile"] = {rel: compile_check(rel, device) for rel in releases}
     for rel, c in res["compile"].items():
-        print(f"torch.compile(fullgraph=True) {rel}: graph breaks {c['graph_breaks']}, "
-              f"result ok {c['fullgraph_ok']}")  # fmt: skip
+        print(
+            f"torch.compile(fullgraph=True) {rel}: graph breaks {c['graph_breaks']}, "
+            f"result ok {c['fullgraph_ok']}"
+        )
     if device == "cuda":
         res["cuda_graph"] = {rel: cuda_graph_check(rel) for rel in releases}
         for rel, c in res["cuda_graph"].items():

@@ -13,14 +13,25 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
 
 
-def run_python(code: str, *, env: dict[str, str] | None = None, path: list[str] | None = None,
-               timeout: float = 120) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def run_python(
+    code: str,
+    *,
+    env: dict[str, str] | None = None,
+    path: list[str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a new interpreter; PYTHONPATH = src (+ ``path``), FlashInfer-free."""
     e = {k: v for k, v in os.environ.items() if not k.startswith("FI_COMPAT_")}
     e["PYTHONPATH"] = os.pathsep.join([str(SRC), *(path or [])])
     e.update(env or {})
-    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
-                          timeout=timeout, cwd=str(ROOT))  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=str(ROOT),
+    )
 
 
 @pytest.fixture

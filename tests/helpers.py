@@ -22,8 +22,9 @@ def facade_for(release: str, target: Any) -> tuple[Any, Adapter]:
     return fn, adapter
 
 
-def inputs(dtype: torch.dtype = torch.bfloat16, cu_dtype: torch.dtype = torch.int32,
-           seed: int = 0) -> dict[str, torch.Tensor]:  # fmt: skip
+def inputs(
+    dtype: torch.dtype = torch.bfloat16, cu_dtype: torch.dtype = torch.int32, seed: int = 0
+) -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     return {
         "q": torch.randn(T, HQ, D, generator=g).to(dtype),

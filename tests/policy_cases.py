@@ -16,7 +16,7 @@ from fi_compat import errors
 from fi_compat._device import assume_capability
 from fi_compat.adapters.gdn_prefill import SPEC
 from fi_compat.registry import at_least, place
-from helpers import H, T, D, inputs
+from helpers import D, H, T, inputs
 
 Make = Callable[[], tuple[Any, Any]]
 
@@ -36,8 +36,17 @@ def case_positional_and_keyword_agree(release: str, make: Make) -> None:
     x = inputs()
     f(x["q"], x["k"], x["v"], x["g"], x["beta"], 0.25, x["initial_state"], True, x["cu_seqlens"])
     pos = spy.last
-    f(q=x["q"], k=x["k"], v=x["v"], g=x["g"], beta=x["beta"], scale=0.25,
-      initial_state=x["initial_state"], output_final_state=True, cu_seqlens=x["cu_seqlens"])  # fmt: skip
+    f(
+        q=x["q"],
+        k=x["k"],
+        v=x["v"],
+        g=x["g"],
+        beta=x["beta"],
+        scale=0.25,
+        initial_state=x["initial_state"],
+        output_final_state=True,
+        cu_seqlens=x["cu_seqlens"],
+    )
     kw = spy.last
     assert pos.keys() == kw.keys()
     for n in pos:
@@ -50,8 +59,11 @@ def case_positional_and_keyword_agree(release: str, make: Make) -> None:
         assert pos[n] is x[n], n  # conforming inputs reach FlashInfer as the same objects
     assert pos["scale"] == 0.25 and pos["output_final_state"] is True
     sent = set(spy.raw_kwargs[-1])  # all by keyword (the spy rejects positional calls)
-    assert {"q", "k", "v", "g", "beta", "scale", "initial_state", "output_final_state",
-            "cu_seqlens"} <= sent <= set(pos)  # fmt: skip
+    assert (
+        {"q", "k", "v", "g", "beta", "scale", "initial_state", "output_final_state", "cu_seqlens"}
+        <= sent
+        <= set(pos)
+    )
     # parameters newer than 0.6.0 and left at their default are omitted; the release's
     # default is the same value (tests/unit/test_snapshots.py checks it per release)
     for n in set(pos) - sent:
@@ -75,8 +87,9 @@ def case_cu_seqlens_native_dtype(release: str, make: Make) -> None:
 def case_return_shape(release: str, make: Make) -> None:
     f, _ = make()
     x = inputs()
-    res = f(x["q"], x["k"], x["v"], x["g"], x["beta"], None, x["initial_state"], True,
-            x["cu_seqlens"])  # fmt: skip
+    res = f(
+        x["q"], x["k"], x["v"], x["g"], x["beta"], None, x["initial_state"], True, x["cu_seqlens"]
+    )
     assert isinstance(res, tuple) and len(res) == 2
     assert res[0].shape == (T, H, D) and res[1].shape == (2, H, D, D)
     res1 = f(x["q"], x["k"], x["v"], cu_seqlens=x["cu_seqlens"])
@@ -177,8 +190,15 @@ def case_gate_conventions(release: str, make: Make) -> None:
     raw = torch.randn(T, H)
     a_log, dt_bias = torch.randn(H), torch.randn(H)
     logits = torch.randn(T, H).to(torch.bfloat16)
-    f(**base, g=raw, beta=logits, use_gate_in_kernel=True, A_log=a_log, dt_bias=dt_bias,
-      beta_is_logit=True)  # fmt: skip
+    f(
+        **base,
+        g=raw,
+        beta=logits,
+        use_gate_in_kernel=True,
+        A_log=a_log,
+        dt_bias=dt_bias,
+        beta_is_logit=True,
+    )
     want_g = torch.exp(-torch.exp(a_log) * torch.nn.functional.softplus(raw + dt_bias))
     want_b = torch.sigmoid(logits.float()).to(torch.bfloat16).float()
     assert torch.equal(spy.last["g"], want_g) and torch.equal(spy.last["beta"], want_b)
@@ -189,8 +209,19 @@ def case_gate_conventions(release: str, make: Make) -> None:
 
 
 def _pool_call(f: Any, x: dict[str, Any], pool: torch.Tensor, idx: torch.Tensor) -> Any:
-    return f(x["q"], x["k"], x["v"], x["g"], x["beta"], None, pool, True, x["cu_seqlens"],
-             output_state=pool, state_indices=idx)  # fmt: skip
+    return f(
+        x["q"],
+        x["k"],
+        x["v"],
+        x["g"],
+        x["beta"],
+        None,
+        pool,
+        True,
+        x["cu_seqlens"],
+        output_state=pool,
+        state_indices=idx,
+    )
 
 
 def case_state_indices(release: str, make: Make) -> None:
@@ -209,8 +240,15 @@ def case_state_indices(release: str, make: Make) -> None:
     untouched = [i for i in range(6) if i not in (1, 4)]
     assert torch.equal(pool[untouched], before[untouched])
     with pytest.raises(errors.MissingArgumentError):
-        f(x["q"], x["k"], x["v"], initial_state=pool, output_final_state=True,
-          cu_seqlens=x["cu_seqlens"], state_indices=idx)  # fmt: skip
+        f(
+            x["q"],
+            x["k"],
+            x["v"],
+            initial_state=pool,
+            output_final_state=True,
+            cu_seqlens=x["cu_seqlens"],
+            state_indices=idx,
+        )
     # on an architecture whose kernel reads pools natively, the indices go to FlashInfer
     native_on = {"0.6.16": (10, 0), "0.7.0": (9, 0)}
     for since, cc in native_on.items():
@@ -238,11 +276,17 @@ def case_validation_before_launch(release: str, make: Make) -> None:
         (errors.InvalidArgumentError, dict(q=q[None], k=k, v=v, cu_seqlens=cu), "squeeze"),
         (errors.InvalidArgumentError, dict(q=q, k=k[:-1], v=v, cu_seqlens=cu), "tokens"),
         (errors.InvalidArgumentError, dict(q=q, k=k, v=v[..., :-1], cu_seqlens=cu), "head size"),
-        (errors.InvalidArgumentError, dict(q=q, k=k, v=v, g=x["g"][:, :1], cu_seqlens=cu),
-         "num_sab_heads"),
-        (errors.InvalidArgumentError, dict(q=q, k=k, v=v, beta=x["beta"].T, cu_seqlens=cu),
-         "beta must have shape"),
-    ]  # fmt: skip
+        (
+            errors.InvalidArgumentError,
+            dict(q=q, k=k, v=v, g=x["g"][:, :1], cu_seqlens=cu),
+            "num_sab_heads",
+        ),
+        (
+            errors.InvalidArgumentError,
+            dict(q=q, k=k, v=v, beta=x["beta"].T, cu_seqlens=cu),
+            "beta must have shape",
+        ),
+    ]
     for exc, kw, msg in bad:
         with pytest.raises(exc, match=msg):
             f(**kw)

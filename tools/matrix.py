@@ -49,16 +49,35 @@ CELLS: list[tuple[str, bool, str]] = [
     ("0.7.4", True, "live"),
 ]
 # what `import flashinfer` needs on a CPU host with --no-deps (flashinfer-api-history.md §3)
-COMMON = ["apache-tvm-ffi==0.1.15.post2", "nvidia-ml-py", "numpy", "filelock", "jinja2",
-          "requests", "tqdm", "typing_extensions"]  # fmt: skip
+COMMON = [
+    "apache-tvm-ffi==0.1.15.post2",
+    "nvidia-ml-py",
+    "numpy",
+    "filelock",
+    "jinja2",
+    "requests",
+    "tqdm",
+    "typing_extensions",
+]
 DSL = ["nvidia-cutlass-dsl==4.8.1", "cuda-python"]
 
 
 def pip_target(target: Path, reqs: list[str], deps: bool) -> None:
     if (target / ".done").exists():
         return
-    cmd = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-           "--no-compile", "--target", str(target), *([] if deps else ["--no-deps"]), *reqs]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+        "--no-compile",
+        "--target",
+        str(target),
+        *([] if deps else ["--no-deps"]),
+        *reqs,
+    ]
     print("+", " ".join(cmd), flush=True)
     t = time.time()
     subprocess.run(cmd, check=True)
@@ -91,14 +110,30 @@ def cell_env(release: str, dsl: bool, expect: str) -> dict[str, str]:
 def run_cell(release: str, dsl: bool, expect: str, extra: list[str]) -> dict[str, object]:
     name = f"{release}{'+dsl' if dsl else ''}"
     junit = MATRIX / f"junit-{name}.xml"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/contract",
-           f"--junitxml={junit}", *extra]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/contract",
+        f"--junitxml={junit}",
+        *extra,
+    ]
     print(f"\n=== cell {name} (expect {expect})", flush=True)
     t = time.time()
     rc = subprocess.run(cmd, cwd=ROOT, env=cell_env(release, dsl, expect)).returncode
     counts = _junit_counts(junit)
-    return {"cell": name, "release": release, "dsl": dsl, "expect": expect, "rc": rc,
-            "seconds": round(time.time() - t, 1), **counts}  # fmt: skip
+    return {
+        "cell": name,
+        "release": release,
+        "dsl": dsl,
+        "expect": expect,
+        "rc": rc,
+        "seconds": round(time.time() - t, 1),
+        **counts,
+    }
 
 
 def _junit_counts(path: Path) -> dict[str, int]:
@@ -117,8 +152,8 @@ def _junit_counts(path: Path) -> dict[str, int]:
 
 WHAT = {
     "live": "flashinfer.gdn_prefill imports on CPU; live spy contract",
-    "dsl-missing": "import needs nvidia-cutlass-dsl: fi_compat's OptionalDependencyMissingError checked",
-    "import-crash": "import raises AssertionError on CPU-only torch: fi_compat's FlashInferImportError "
+    "dsl-missing": "import needs nvidia-cutlass-dsl: OptionalDependencyMissingError checked",
+    "import-crash": "import raises AssertionError on CPU-only torch: FlashInferImportError "
     "checked; live contract on the H200 (tests/gpu), signature by snapshot",
 }
 
@@ -127,9 +162,11 @@ def report(rows: list[dict[str, object]]) -> None:
     print("\n=== release matrix report")
     print(f"{'cell':16s} {'rc':>3s} {'tests':>5s} {'fail':>4s} {'skip':>4s} {'sec':>6s}  what")
     for r in rows:
-        print(f"{r['cell']!s:16s} {r['rc']!s:>3s} {r.get('tests', '?')!s:>5s} "
-              f"{int(r.get('failures', 0)) + int(r.get('errors', 0))!s:>4s} "  # type: ignore[call-overload]
-              f"{r.get('skipped', '?')!s:>4s} {r['seconds']!s:>6s}  {WHAT[str(r['expect'])]}")  # fmt: skip
+        print(
+            f"{r['cell']!s:16s} {r['rc']!s:>3s} {r.get('tests', '?')!s:>5s} "
+            f"{int(r.get('failures', 0)) + int(r.get('errors', 0))!s:>4s} "  # type: ignore[call-overload]
+            f"{r.get('skipped', '?')!s:>4s} {r['seconds']!s:>6s}  {WHAT[str(r['expect'])]}"
+        )
     (MATRIX / "report.json").write_text(json.dumps(rows, indent=1) + "\n")
 
 
@@ -170,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             *args.pytest_args,
         ],
         cwd=ROOT,
-        env=env,  # fmt: skip
+        env=env,
     ).returncode
     rows = [run_cell(r, d, e, args.pytest_args) for r, d, e in CELLS]
     report(rows)

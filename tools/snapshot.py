@@ -40,10 +40,20 @@ def wheel_path(version: str, cache: Path) -> Path:
     path = cache / name
     if not path.exists():
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-             "-d", str(cache), f"flashinfer-python=={version}"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-d",
+                str(cache),
+                f"flashinfer-python=={version}",
+            ],
             check=True,
-        )  # fmt: skip
+        )
     return path
 
 

@@ -82,8 +82,18 @@ class Param:
     note:         the reason / upstream reference, shown in docs and errors
     """
 
-    __slots__ = ("name", "since", "neutral", "value_since", "hint", "emulation", "dtypes",
-                 "note", "default", "keyword_only")  # fmt: skip
+    __slots__ = (
+        "name",
+        "since",
+        "neutral",
+        "value_since",
+        "hint",
+        "emulation",
+        "dtypes",
+        "note",
+        "default",
+        "keyword_only",
+    )
 
     def __init__(
         self,
@@ -148,6 +158,10 @@ class Emulation:
 
     def may_apply(self, p: Placement) -> bool:
         return False
+
+    def describe(self, p: Placement) -> str | None:
+        """One line for the support matrix: what this hook does on release ``p``."""
+        return None
 
     def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
         return None
@@ -216,6 +230,7 @@ class EntryPoint:
         emulations: Sequence[Emulation] = (),
         optional_deps: Sequence[OptionalDependency] = (),
         boundaries: tuple[str, ...] = (),
+        caveats: Sequence[tuple[VersionRange, str]] = (),
     ) -> None:
         self.facade = facade
         self.name = name
@@ -230,6 +245,7 @@ class EntryPoint:
         self.emulations = {e.name: e for e in emulations}
         self.optional_deps = tuple(optional_deps)
         self.extra_boundaries = boundaries
+        self.caveats = tuple(caveats)
         for p in params:
             if p.emulation is not None and p.emulation not in self.emulations:
                 raise ValueError(f"{name}: {p.name} names unknown emulation {p.emulation!r}")
@@ -269,6 +285,8 @@ class EntryPoint:
             cuts.update(e.boundaries)
         for d in self.optional_deps:
             cuts.update(b for b in (d.range.lo, d.range.hi) if b)
+        for r, _ in self.caveats:
+            cuts.update(b for b in (r.lo, r.hi) if b)
         lo = KNOWN_RELEASES.index(self.since)
         ordered = [r for r in KNOWN_RELEASES[lo:] if r in cuts]
         return [VersionRange(a, b) for a, b in zip(ordered, [*ordered[1:], None], strict=True)]

@@ -46,11 +46,12 @@ def torch_build() -> dict[str, str | None]:
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
         return {"version": None, "cuda": None, "location": None}
-    loc = list(spec.submodule_search_locations)[0]
+    loc = next(iter(spec.submodule_search_locations))
     out: dict[str, str | None] = {"version": None, "cuda": None, "location": loc}
     try:
-        tree = ast.parse(open(os.path.join(loc, "version.py"), encoding="utf-8").read())
-    except OSError:
+        with open(os.path.join(loc, "version.py"), encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError):
         return out
     for node in tree.body:
         target = getattr(node, "target", None) or (getattr(node, "targets", None) or [None])[0]
@@ -78,26 +79,41 @@ def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
     from ._callpath import _IMPORT_CRASHES
 
     if adapter.problem == "not-installed":
-        return {"status": "flashinfer not installed", "optional_dependency": None,
-                "detail": "pip install flashinfer-python"}  # fmt: skip
+        return {
+            "status": "flashinfer not installed",
+            "optional_dependency": None,
+            "detail": "pip install flashinfer-python",
+        }
     if adapter.problem == "below-floor":
-        return {"status": "unsupported release", "optional_dependency": None,
-                "detail": f"{entry.qualname} exists from flashinfer-python {entry.since}"}  # fmt: skip
+        return {
+            "status": "unsupported release",
+            "optional_dependency": None,
+            "detail": f"{entry.qualname} exists from flashinfer-python {entry.since}",
+        }
     pl = adapter.placement
     assert pl is not None
     dep = entry.optional_dependency(pl)
     if dep is not None and not _module_available(dep.module):
         extras = " or ".join(f"flashinfer-python[{x}]" for x in dep.extras)
-        return {"status": f"needs {dep.package}", "optional_dependency": dep.package,
-                "detail": f"{dep.note}; pip install {extras}"}  # fmt: skip
+        return {
+            "status": f"needs {dep.package}",
+            "optional_dependency": dep.package,
+            "detail": f"{dep.note}; pip install {extras}",
+        }
     cuda = torch_build()["cuda"]
     if dep is not None and cuda is None:
         for ranges, why, fix in _IMPORT_CRASHES:
             if any(r.contains(pl) for r in ranges):
-                return {"status": "import fails here", "optional_dependency": dep.package,
-                        "detail": f"{why} (torch here has no CUDA); fix: {fix}"}  # fmt: skip
-    return {"status": "available", "optional_dependency": dep.package if dep else None,
-            "detail": f"adapter {adapter.range}"}  # fmt: skip
+                return {
+                    "status": "import fails here",
+                    "optional_dependency": dep.package,
+                    "detail": f"{why} (torch here has no CUDA); fix: {fix}",
+                }
+    return {
+        "status": "available",
+        "optional_dependency": dep.package if dep else None,
+        "detail": f"adapter {adapter.range}",
+    }
 
 
 _PROBE = """
@@ -118,8 +134,13 @@ def probe(module: str, timeout: float = 120.0) -> dict[str, Any]:
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     try:
-        r = subprocess.run([sys.executable, "-c", _PROBE, module], capture_output=True,
-                           text=True, timeout=timeout, env=env)  # fmt: skip
+        r = subprocess.run(
+            [sys.executable, "-c", _PROBE, module],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+        )
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"import did not finish within {timeout:.0f} s (hang?)"}
     lines = r.stdout.strip().splitlines()
@@ -134,6 +155,7 @@ def probe(module: str, timeout: float = 120.0) -> dict[str, Any]:
 
 def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
     import fi_compat
+
     from ._callpath import adapters
 
     det = fi_compat.detect()
@@ -167,15 +189,25 @@ def render(data: dict[str, Any], color: bool = False) -> str:
 
     out = [f"fi_compat {data['fi_compat']}"]
     fi = data["flashinfer"]
-    out.append("FlashInfer distributions" + (" (overridden by FI_COMPAT_FLASHINFER_VERSION)"
-                                             if fi["overridden"] else ""))  # fmt: skip
+    out.append(
+        "FlashInfer distributions"
+        + (" (overridden by FI_COMPAT_FLASHINFER_VERSION)" if fi["overridden"] else "")
+    )
     if not fi["detected"]:
         out.append("  none installed          pip install flashinfer-python")
     for name, d in fi["detected"].items():
-        tags = [t for t in ("pre-release" if d.get("is_prerelease") else "",
-                            f"local {d['local']}" if d.get("local") else "") if t]  # fmt: skip
-        out.append(f"  {name:22s} {d['version']:16s} {d['location']}"
-                   + (f"  [{', '.join(tags)}]" if tags else ""))  # fmt: skip
+        tags = [
+            t
+            for t in (
+                "pre-release" if d.get("is_prerelease") else "",
+                f"local {d['local']}" if d.get("local") else "",
+            )
+            if t
+        ]
+        out.append(
+            f"  {name:22s} {d['version']:16s} {d['location']}"
+            + (f"  [{', '.join(tags)}]" if tags else "")
+        )
     agree = c("agree", "32") if fi["versions_agree"] else c("MISMATCH", "31")
     out.append(f"  versions: {agree}" + "".join(f"\n    {m}" for m in fi["mismatches"]))
     t = data["torch"]

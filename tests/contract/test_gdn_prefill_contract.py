@@ -94,8 +94,17 @@ def test_the_installed_facade_reaches_the_spy(real: Any) -> None:
     facade.adapter._set_target(spy)
     try:
         x = inputs()
-        out, state = facade(x["q"], x["k"], x["v"], x["g"], x["beta"], None, x["initial_state"],
-                            True, x["cu_seqlens"])  # fmt: skip
+        _, state = facade(
+            x["q"],
+            x["k"],
+            x["v"],
+            x["g"],
+            x["beta"],
+            None,
+            x["initial_state"],
+            True,
+            x["cu_seqlens"],
+        )
         assert spy.last["q"] is x["q"] and state.shape == x["initial_state"].shape
     finally:
         facade.adapter._set_target(None)

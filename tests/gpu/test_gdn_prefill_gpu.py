@@ -33,8 +33,8 @@ try:
 except Exception as exc:  # pragma: no cover
     pytest.skip(f"flashinfer.gdn_prefill not importable: {exc!r}", allow_module_level=True)
 
-import fi_compat
-from fi_compat import gdn_prefill
+import fi_compat  # noqa: E402
+from fi_compat import gdn_prefill  # noqa: E402
 
 RELEASE = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
 H, D = 2, 128
@@ -66,8 +66,9 @@ def make_inputs(seed: int = 0) -> dict[str, torch.Tensor]:
     return {"q": q, "k": k, "v": v, "g": g, "beta": beta, "h0": h0}
 
 
-def reference(x: dict[str, torch.Tensor], scale: float, h0: torch.Tensor | None
-              ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+def reference(
+    x: dict[str, torch.Tensor], scale: float, h0: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
     q, k, v = (x[n].float() for n in ("q", "k", "v"))
     g, beta = x["g"].float(), x["beta"].float()
     out = torch.zeros(T, H, D, device="cuda")
@@ -106,8 +107,12 @@ def test_positional_matches_reference(cu_dtype: torch.dtype) -> None:
     x = make_inputs()
     cu = torch.tensor(CU, dtype=cu_dtype, device="cuda")
     scale = 1 / math.sqrt(D)
-    res, dt = _timed("positional", lambda: gdn_prefill.chunk_gated_delta_rule(
-        x["q"], x["k"], x["v"], x["g"], x["beta"], scale, x["h0"], True, cu))  # fmt: skip
+    res, dt = _timed(
+        "positional",
+        lambda: gdn_prefill.chunk_gated_delta_rule(
+            x["q"], x["k"], x["v"], x["g"], x["beta"], scale, x["h0"], True, cu
+        ),
+    )
     _check(f"positional-{cu_dtype}", res, reference(x, scale, x["h0"]), dt)
 
 
@@ -115,9 +120,19 @@ def test_positional_matches_reference(cu_dtype: torch.dtype) -> None:
 def test_keyword_matches_reference(cu_dtype: torch.dtype) -> None:
     x = make_inputs(1)
     cu = torch.tensor(CU, dtype=cu_dtype, device="cuda")
-    res, dt = _timed("keyword", lambda: gdn_prefill.chunk_gated_delta_rule(
-        q=x["q"], k=x["k"], v=x["v"], g=x["g"], beta=x["beta"], initial_state=x["h0"],
-        output_final_state=True, cu_seqlens=cu))  # fmt: skip
+    res, dt = _timed(
+        "keyword",
+        lambda: gdn_prefill.chunk_gated_delta_rule(
+            q=x["q"],
+            k=x["k"],
+            v=x["v"],
+            g=x["g"],
+            beta=x["beta"],
+            initial_state=x["h0"],
+            output_final_state=True,
+            cu_seqlens=cu,
+        ),
+    )
     _check(f"keyword-{cu_dtype}", res, reference(x, 1 / math.sqrt(D), x["h0"]), dt)
 
 
@@ -125,9 +140,21 @@ def test_emulated_gate_domain_log() -> None:
     """gate_domain="log" (flashinfer 0.7.4) on any release: fi_compat exponentiates g."""
     x = make_inputs(2)
     cu = torch.tensor(CU, dtype=torch.int32, device="cuda")
-    res, dt = _timed("gate_domain", lambda: gdn_prefill.chunk_gated_delta_rule(
-        x["q"], x["k"], x["v"], x["g"].log(), x["beta"], None, x["h0"], True, cu,
-        gate_domain="log"))  # fmt: skip
+    res, dt = _timed(
+        "gate_domain",
+        lambda: gdn_prefill.chunk_gated_delta_rule(
+            x["q"],
+            x["k"],
+            x["v"],
+            x["g"].log(),
+            x["beta"],
+            None,
+            x["h0"],
+            True,
+            cu,
+            gate_domain="log",
+        ),
+    )
     _check("gate_domain=log", res, reference(x, 1 / math.sqrt(D), x["h0"]), dt)
 
 
@@ -138,9 +165,22 @@ def test_state_indices_pool() -> None:
     pool = torch.randn(7, H, D, D, device="cuda") * 0.05
     idx = torch.tensor([5, 0, 3], dtype=torch.int32, device="cuda")
     before = pool.clone()
-    res, dt = _timed("state_indices", lambda: gdn_prefill.chunk_gated_delta_rule(
-        x["q"], x["k"], x["v"], x["g"], x["beta"], None, pool, True, cu, output_state=pool,
-        state_indices=idx))  # fmt: skip
+    res, dt = _timed(
+        "state_indices",
+        lambda: gdn_prefill.chunk_gated_delta_rule(
+            x["q"],
+            x["k"],
+            x["v"],
+            x["g"],
+            x["beta"],
+            None,
+            pool,
+            True,
+            cu,
+            output_state=pool,
+            state_indices=idx,
+        ),
+    )
     out, st = res
     assert st.data_ptr() == pool.data_ptr()
     ref_out, ref_states = reference(x, 1 / math.sqrt(D), before[idx.long()])
@@ -157,8 +197,18 @@ def test_cuda_graph_capture_and_replay() -> None:
 
     def call() -> Any:
         return gdn_prefill.chunk_gated_delta_rule(
-            x["q"], x["k"], x["v"], x["g"], x["beta"], None, x["h0"], True, cu,
-            output=out, output_state=state)  # fmt: skip
+            x["q"],
+            x["k"],
+            x["v"],
+            x["g"],
+            x["beta"],
+            None,
+            x["h0"],
+            True,
+            cu,
+            output=out,
+            output_state=state,
+        )
 
     call()  # warm-up (JIT, workspace allocation) outside the capture
     torch.cuda.synchronize()

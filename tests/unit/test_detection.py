@@ -30,12 +30,18 @@ def make_dist(root: Path, project: str, version: str, egg: bool = False) -> None
         ("0.7.5.dev20261201", "0.7.5.dev20261201", None, True, True),
     ],
 )
-def test_versions_and_tags(tmp_path: Path, version: str, public: str, local: str | None,
-                           pre: bool, dev: bool) -> None:  # fmt: skip
+def test_versions_and_tags(
+    tmp_path: Path, version: str, public: str, local: str | None, pre: bool, dev: bool
+) -> None:
     make_dist(tmp_path, "flashinfer_python", version)
     fi = _scan([str(tmp_path)])["flashinfer-python"]
     assert (fi.version, fi.public, fi.local, fi.is_prerelease, fi.is_devrelease) == (
-        version, public, local, pre, dev)  # fmt: skip
+        version,
+        public,
+        local,
+        pre,
+        dev,
+    )
     assert fi.location == str(tmp_path)
     assert fi.as_dict()["base_version"] == fi.parsed.base_version
 

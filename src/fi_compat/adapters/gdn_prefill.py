@@ -207,6 +207,9 @@ class GateConventions(Emulation):
     params = _GATE_PARAMS
     boundaries = ("0.7.4",)
 
+    def describe(self, p: Any) -> str | None:
+        return None if at_least(p, "0.7.4") else "0.7.4 gate conventions materialised in torch"
+
     def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
         pl = adapter.placement
         if pl is None or at_least(pl, "0.7.4"):  # flashinfer>=0.7.4: native (kw-only)
@@ -308,6 +311,16 @@ class StatePool(Emulation):
     def may_apply(self, p: Any) -> bool:
         return True  # absent before 0.6.16, architecture-dependent after
 
+    def describe(self, p: Any) -> str | None:
+        majors: frozenset[int] = frozenset()
+        for since, m in _POOL_NATIVE:
+            if at_least(p, since):
+                majors = m
+        if not majors:
+            return "`state_indices` emulated (gather / packed call / scatter)"
+        sm = "/".join(f"SM{m}x" for m in sorted(majors))
+        return f"`state_indices` native on {sm}, emulated elsewhere"
+
     def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
         import torch
 
@@ -368,6 +381,11 @@ class PoolWithoutAutoCP(Emulation):
     def may_apply(self, p: Any) -> bool:
         return VersionRange("0.6.16", "0.6.18").contains(p)
 
+    def describe(self, p: Any) -> str | None:
+        if self.may_apply(p):
+            return '`use_cp="auto"` sent as `False` with native pools (CP kernel rejects them)'
+        return None
+
     def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
         kw["use_cp"] = False
         return None
@@ -409,7 +427,7 @@ SPEC = EntryPoint(
             neutral=(False,),
             note="context-parallel kernels; False/'auto' mean no CP before 0.6.14",
         ),
-        Param("state_indices", "0.6.16", emulation="state_pool"),
+        Param("state_indices", "0.6.16", emulation="state_pool", dtypes=(("0.6.16", "int32"),)),
         Param("_cp_chunk_len", "0.7.0", note="internal CP chunk-length override"),
         Param(
             "backend",
@@ -449,6 +467,13 @@ SPEC = EntryPoint(
     ),
     prepare=_prepare,
     emulations=(GateConventions(), StatePool(), PoolWithoutAutoCP()),
+    caveats=(
+        (
+            VersionRange("0.6.0", "0.6.3"),
+            "CUDA-graph capture of the SM90 kernel fails (RuntimeError: std::exception, "
+            "measured on H200); 0.6.3 added the preallocated TMA workspace",
+        ),
+    ),
     optional_deps=(
         OptionalDependency(
             VersionRange("0.6.15"),
