@@ -60,6 +60,7 @@ COMMON = [
     "typing_extensions",
 ]
 DSL = ["nvidia-cutlass-dsl==4.8.1", "cuda-python"]
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 
 
 def pip_target(target: Path, reqs: list[str], deps: bool) -> None:
@@ -110,17 +111,7 @@ def cell_env(release: str, dsl: bool, expect: str) -> dict[str, str]:
 def run_cell(release: str, dsl: bool, expect: str, extra: list[str]) -> dict[str, object]:
     name = f"{release}{'+dsl' if dsl else ''}"
     junit = MATRIX / f"junit-{name}.xml"
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "tests/contract",
-        f"--junitxml={junit}",
-        *extra,
-    ]
+    cmd = [*PYTEST, "tests/contract", f"--junitxml={junit}", *extra]
     print(f"\n=== cell {name} (expect {expect})", flush=True)
     t = time.time()
     rc = subprocess.run(cmd, cwd=ROOT, env=cell_env(release, dsl, expect)).returncode
@@ -195,19 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n=== unit and snapshot tests (no FlashInfer on the path)", flush=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     unit_rc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "tests",
-            "--ignore=tests/contract",
-            *args.pytest_args,
-        ],
-        cwd=ROOT,
-        env=env,
+        [*PYTEST, "tests", "--ignore=tests/contract", *args.pytest_args], cwd=ROOT, env=env
     ).returncode
     rows = [run_cell(r, d, e, args.pytest_args) for r, d, e in CELLS]
     report(rows)
