@@ -36,6 +36,8 @@ MATRIX = Path(os.environ.get("FI_COMPAT_MATRIX_DIR", ROOT / ".matrix"))
 
 # (release, with the CuTe DSL, expected import outcome on a CPU-only host)
 CELLS: list[tuple[str, bool, str]] = [
+    # flashinfer-cubin 0.6.0 beside flashinfer-python 0.6.7: a real packaging mismatch
+    ("0.6.7", False, "cubin-mismatch"),
     ("0.6.0", False, "live"),
     ("0.6.7", False, "live"),
     ("0.6.8.post1", False, "live"),
@@ -60,6 +62,7 @@ COMMON = [
     "typing_extensions",
 ]
 DSL = ["nvidia-cutlass-dsl==4.8.1", "cuda-python"]
+MISMATCHED_CUBIN = "0.6.0"  # on PyPI (flashinfer-cubin left PyPI after 0.6.13); 149 MB
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 
 
@@ -92,12 +95,17 @@ def install(cells: list[tuple[str, bool, str]]) -> None:
         pip_target(MATRIX / "dsl", DSL, deps=True)
     for release in sorted({r for r, _, _ in cells}):
         pip_target(MATRIX / f"fi-{release}", [f"flashinfer-python=={release}"], deps=False)
+    if any(e == "cubin-mismatch" for _, _, e in cells):
+        pip_target(MATRIX / f"cubin-{MISMATCHED_CUBIN}",
+                   [f"flashinfer-cubin=={MISMATCHED_CUBIN}"], deps=False)
 
 
 def cell_env(release: str, dsl: bool, expect: str) -> dict[str, str]:
     paths = [MATRIX / f"fi-{release}", MATRIX / "common"]
     if dsl:
         paths += [MATRIX / "dsl", MATRIX / "dsl" / "nvidia_cutlass_dsl" / "dsl_packages"]
+    if expect == "cubin-mismatch":
+        paths.append(MATRIX / f"cubin-{MISMATCHED_CUBIN}")
     env = dict(os.environ)
     env.pop("FI_COMPAT_FLASHINFER_VERSION", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), *map(str, paths)])
@@ -109,7 +117,7 @@ def cell_env(release: str, dsl: bool, expect: str) -> dict[str, str]:
 
 
 def run_cell(release: str, dsl: bool, expect: str, extra: list[str]) -> dict[str, object]:
-    name = f"{release}{'+dsl' if dsl else ''}"
+    name = f"{release}{'+dsl' if dsl else ''}{'+cubin' if expect == 'cubin-mismatch' else ''}"
     junit = MATRIX / f"junit-{name}.xml"
     cmd = [*PYTEST, "tests/contract", f"--junitxml={junit}", *extra]
     print(f"\n=== cell {name} (expect {expect})", flush=True)
@@ -143,6 +151,8 @@ def _junit_counts(path: Path) -> dict[str, int]:
 
 WHAT = {
     "live": "flashinfer.gdn_prefill imports on CPU; live spy contract",
+    "cubin-mismatch": f"flashinfer-cubin {MISMATCHED_CUBIN} installed beside it: RuntimeError at "
+    "import, explained by the facade, doctor and info",
     "dsl-missing": "import needs nvidia-cutlass-dsl: OptionalDependencyMissingError checked",
     "import-crash": "import raises AssertionError on CPU-only torch: FlashInferImportError "
     "checked; live contract on the H200 (tests/gpu), signature by snapshot",
@@ -170,13 +180,15 @@ def main(argv: list[str] | None = None) -> int:
     one = sub.add_parser("cell")
     one.add_argument("release")
     one.add_argument("--dsl", action="store_true")
+    one.add_argument("--expect", help="which cell of that release (default: the first)")
     one.add_argument("pytest_args", nargs="*")
     args = ap.parse_args(argv)
     if args.cmd == "install":
         install(CELLS)
         return 0
     if args.cmd == "cell":
-        match = [c for c in CELLS if c[0] == args.release and c[1] == args.dsl]
+        match = [c for c in CELLS if c[0] == args.release and c[1] == args.dsl
+                 and args.expect in (None, c[2])]
         expect = match[0][2] if match else "live"
         install([(args.release, args.dsl, expect)])
         row = run_cell(args.release, args.dsl, expect, args.pytest_args)

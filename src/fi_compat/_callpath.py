@@ -185,22 +185,6 @@ class OptionalDependency:
         self.note = note
 
 
-# Import failures that are not a missing module; the message explains and gives the fix.
-# flashinfer>=0.6.8,<0.6.12 and >=0.6.14,<0.7.1: gdn_kernels/gdn_decode_bf16_state.py
-# calls torch.cuda.get_device_properties(0) at module scope (FI#3262, fixed in #3293,
-# regressed in FI#4143); with the CuTe DSL installed on a CPU-only torch that escapes
-# FlashInfer's ImportError guard as AssertionError("Torch not compiled with CUDA enabled").
-_IMPORT_CRASHES = (
-    (
-        (VersionRange("0.6.8", "0.6.12"), VersionRange("0.6.14", "0.7.1")),
-        "this release queries the GPU while importing (gdn_kernels/gdn_decode_bf16_state.py "
-        "calls torch.cuda.get_device_properties at module scope; FlashInfer #3262/#4143), "
-        "which fails on a torch build or host without CUDA",
-        "run on a CUDA host with a CUDA build of torch, or upgrade to flashinfer-python>=0.7.1 "
-        "(fixed there), or uninstall nvidia-cutlass-dsl so FlashInfer skips that module",
-    ),
-)
-
 _MODULE_PACKAGES = {
     "cutlass": "nvidia-cutlass-dsl",
     "cuda": "cuda-python",
@@ -230,7 +214,7 @@ class EntryPoint:
         emulations: Sequence[Emulation] = (),
         optional_deps: Sequence[OptionalDependency] = (),
         boundaries: tuple[str, ...] = (),
-        caveats: Sequence[tuple[VersionRange, str]] = (),
+        feature: str = "",
     ) -> None:
         self.facade = facade
         self.name = name
@@ -245,7 +229,7 @@ class EntryPoint:
         self.emulations = {e.name: e for e in emulations}
         self.optional_deps = tuple(optional_deps)
         self.extra_boundaries = boundaries
-        self.caveats = tuple(caveats)
+        self.feature = feature  # its name in the known-issues table (fi_compat._issues)
         for p in params:
             if p.emulation is not None and p.emulation not in self.emulations:
                 raise ValueError(f"{name}: {p.name} names unknown emulation {p.emulation!r}")
@@ -285,8 +269,8 @@ class EntryPoint:
             cuts.update(e.boundaries)
         for d in self.optional_deps:
             cuts.update(b for b in (d.range.lo, d.range.hi) if b)
-        for r, _ in self.caveats:
-            cuts.update(b for b in (r.lo, r.hi) if b)
+        for issue in self.issues():
+            cuts.update(b for b in (issue.range.lo, issue.range.hi) if b)
         lo = KNOWN_RELEASES.index(self.since)
         ordered = [r for r in KNOWN_RELEASES[lo:] if r in cuts]
         return [VersionRange(a, b) for a, b in zip(ordered, [*ordered[1:], None], strict=True)]
@@ -300,6 +284,18 @@ class EntryPoint:
             return Adapter(self, fi, pl, problem="below-floor")
         rng = next(g for g in self.generations() if g.contains(pl))
         return Adapter(self, fi, pl, rng)
+
+    def issues(self, p: Placement | None = None) -> list[Any]:
+        """Known-issues rows for this entry point's feature (and its import), on ``p``."""
+        from .device import TABLE
+
+        root = self.feature.partition(".")[0]
+        return [
+            i
+            for i in TABLE
+            if (i.covers_feature(self.feature) or i.feature in ("import", f"import.{root}"))
+            and (p is None or i.range.contains(p))
+        ]
 
     def optional_dependency(self, p: Placement) -> OptionalDependency | None:
         return next((d for d in self.optional_deps if d.range.contains(p)), None)
@@ -459,10 +455,16 @@ class Adapter:
             raise self._missing_dependency(root, exc) from exc
         except Exception as exc:  # AssertionError/RuntimeError from torch.cuda at import
             why, fix = "", "see the traceback above"
-            pl = self.placement
-            for ranges, explanation, remedy in _IMPORT_CRASHES:
-                if pl is not None and any(r.contains(pl) for r in ranges):
-                    why, fix = f" ({explanation})", remedy
+            from .doctor import check_packaging  # a cubin / jit-cache mismatch, explained
+
+            for f in check_packaging(detect(), dict(_os.environ)):
+                if f.severity == "error":
+                    why, fix = f" ({f.title}: {f.explanation})", f.fix
+            for issue in e.issues(self.placement):
+                if issue.kind == "import":
+                    why, fix = f" (known issue {issue.id}: {issue.summary}; {issue.ref})", (
+                        issue.workaround
+                    )
             raise errors.FlashInferImportError(
                 f"import {e.module} failed on flashinfer-python {rel} with "
                 f"{type(exc).__name__}: {exc}{why}. Fix: {fix}."

@@ -15,7 +15,16 @@ JSON schema (``--json``), version 1::
      "torch": {"version": str|null, "cuda": str|null, "location": str|null},
      "adapters": {facade-function: Adapter.describe()},
      "entry_points": {facade-function: {"status": str, "optional_dependency": str|null,
-                                        "detail": str, "probe": {...}|absent}}}
+                                        "detail": str, "probe": {...}|absent}},
+     "device": {"capability": [major, minor]|null, "family": int|null},
+     "support": {feature: {"feature", "ok", "reasons": [str], "fix", "issues": [id]}},
+     "cubins": {"dir": str|null, "files": int, "chosen_by": str|null},
+     "known_issues": [{"id", "releases", "arch", "feature", "kind", "summary", "ref",
+                       "workaround", "confirmed"}]}
+
+``python -m fi_compat doctor [--json]`` (same schema number):
+``{"schema": 1, "findings": [{"severity", "code", "title", "explanation", "fix"}],
+"errors": int}``; exit status 1 when any finding is an error.
 
 ``status`` is one of ``available``, ``needs <package>``, ``import fails here``,
 ``flashinfer not installed``, ``unsupported release``.
@@ -76,8 +85,6 @@ def _module_available(name: str) -> bool:
 
 def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
     """Predict, without importing FlashInfer, whether ``entry`` works on this host."""
-    from ._callpath import _IMPORT_CRASHES
-
     if adapter.problem == "not-installed":
         return {
             "status": "flashinfer not installed",
@@ -92,6 +99,13 @@ def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
         }
     pl = adapter.placement
     assert pl is not None
+    from .detection import detect
+    from .doctor import check_packaging
+
+    for f in check_packaging(detect(), dict(os.environ)):
+        if f.severity == "error":
+            return {"status": "import fails here", "optional_dependency": None,
+                    "detail": f"{f.title}: {f.explanation}; fix: {f.fix}"}
     dep = entry.optional_dependency(pl)
     if dep is not None and not _module_available(dep.module):
         extras = " or ".join(f"flashinfer-python[{x}]" for x in dep.extras)
@@ -102,12 +116,12 @@ def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
         }
     cuda = torch_build()["cuda"]
     if dep is not None and cuda is None:
-        for ranges, why, fix in _IMPORT_CRASHES:
-            if any(r.contains(pl) for r in ranges):
+        for issue in entry.issues(pl):
+            if issue.kind == "import" and "CUDA" in issue.summary:
                 return {
                     "status": "import fails here",
                     "optional_dependency": dep.package,
-                    "detail": f"{why} (torch here has no CUDA); fix: {fix}",
+                    "detail": f"{issue.summary} (torch here has no CUDA); fix: {issue.workaround}",
                 }
     return {
         "status": "available",
@@ -168,6 +182,19 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
             st["probe"] = probe(adapter.entry.module, timeout)
         entries[name] = st
     mism = det.version_mismatches()
+    from . import device
+    from .doctor import count_files, cubin_dir_in_use
+
+    cc = device.current_capability()
+    cubins: dict[str, Any] = {"dir": None, "files": 0, "chosen_by": None}
+    if det.flashinfer is not None:
+        d, why = cubin_dir_in_use(det.flashinfer, det.cubin, dict(os.environ))
+        cubins = {"dir": d, "files": count_files(d) if os.path.isdir(d) else 0, "chosen_by": why}
+    support = {
+        "attention.trtllm": device.supports_trtllm_attention().as_dict(),
+        "attention.xqa": device.supports_xqa_decode().as_dict(),
+    }
+    issues = [i.as_dict() for i in device.known_issues(capability=cc)] if det.flashinfer else []
     return {
         "schema": SCHEMA,
         "fi_compat": __version__,
@@ -180,6 +207,11 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
         "torch": torch_build(),
         "adapters": {k: a.describe() for k, a in chosen.items()},
         "entry_points": entries,
+        "device": {"capability": list(cc) if cc else None,
+                   "family": device.family(cc) if cc else None},
+        "support": support,
+        "cubins": cubins,
+        "known_issues": issues,
     }
 
 
@@ -227,6 +259,21 @@ def render(data: dict[str, Any], color: bool = False) -> str:
             p = st["probe"]
             msg = f"imports in {p.get('seconds')} s" if p["ok"] else p["error"]
             out.append(f"  {'':{width}s}  probe: {msg}")
+    dev = data["device"]
+    cc = dev["capability"]
+    out.append(f"GPU: {'SM%d%d (family %d)' % (cc[0], cc[1], dev['family']) if cc else 'none'}")
+    cub = data["cubins"]
+    if cub["dir"]:
+        out.append(f"cubins: {cub['files']} files in {cub['dir']} ({cub['chosen_by']})")
+    out.append("Support here")
+    for name, s in data["support"].items():
+        out.append(f"  {name:18s} {c('yes', '32') if s['ok'] else c('no', '33')}  "
+                   + "; ".join(s["reasons"]))
+    if data["known_issues"]:
+        out.append("Known issues of this release" + ("" if cc else " (any GPU)"))
+        for i in data["known_issues"]:
+            flag = "" if i["confirmed"] else " [unconfirmed]"
+            out.append(f"  {i['id']:34s} {i['kind']:14s} {i['arch']:9s} {i['summary']}{flag}")
     return "\n".join(out)
 
 
@@ -239,7 +286,23 @@ def main(argv: list[str] | None = None) -> int:
     info.add_argument("--json", action="store_true", help="machine-readable (schema 1)")
     info.add_argument("--probe", action="store_true", help="import FlashInfer in a subprocess")
     info.add_argument("--timeout", type=float, default=120.0, help="probe timeout, seconds")
+    doc = sub.add_parser("doctor", help="judge the installation; exit 1 on errors")
+    doc.add_argument("--json", action="store_true")
+    doc.add_argument("--probe", action="store_true", help="import FlashInfer in a subprocess")
+    doc.add_argument("--timeout", type=float, default=120.0)
+    doc.add_argument("--capability", help="judge for this GPU, e.g. 10.3 (default: current)")
+    dl = sub.add_parser("download-cubin", help="fetch the cubins for the installed release")
+    dl.add_argument("--dry-run", action="store_true", help="show exactly what would run")
+    dl.add_argument("--dest", help="cubin directory (sets FLASHINFER_CUBIN_DIR)")
     args = ap.parse_args(argv)
+    if args.cmd == "doctor":
+        from .doctor import main_doctor
+
+        return main_doctor(args)
+    if args.cmd == "download-cubin":
+        from .doctor import main_download
+
+        return main_download(args)
     data = collect(do_probe=args.probe, timeout=args.timeout)
     if args.json:
         print(json.dumps(data, indent=2))

@@ -198,5 +198,17 @@ class VersionRange:
 
 
 def at_least(p: Placement, release: str) -> bool:
-    """True when placement ``p`` is ``release`` or later."""
-    return p.pos >= 2 * _index(release)
+    """True when placement ``p`` is ``release`` or later.
+
+    ``release`` is normally a known (wheel) release, compared by table position; an older
+    sdist-only release (``0.4.0``, ``0.3.1``) is compared with ``packaging.version``.
+    """
+    i = _INDEX.get(release)
+    if i is not None:
+        return p.pos >= 2 * i
+    if p.kind == "invalid":
+        return False
+    from packaging.version import Version
+
+    mine = Version(p.treated_as or p.version.partition("+")[0])
+    return Version(mine.base_version if p.kind == "prerelease" else str(mine)) >= Version(release)

@@ -38,7 +38,7 @@ def rows(entry: EntryPoint) -> list[dict[str, str]]:
             for value, since in params[n].value_since.items():
                 if not at_least(pl, since):
                     notes.append(f"`{n}={value!r}` needs {since}")
-        notes += [text for r, text in entry.caveats if r.contains(pl)]
+        notes += [f"known issue `{i.id}` ({i.arch}): {i.summary}" for i in entry.issues(pl)]
         dep = entry.optional_dependency(pl)
         out.append(
             {

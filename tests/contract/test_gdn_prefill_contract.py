@@ -51,7 +51,8 @@ def test_predicted_availability_matches_the_import() -> None:
     from fi_compat.info import entry_status
 
     status = entry_status(SPEC, facade.adapter)
-    want = {"dsl-missing": "needs nvidia-cutlass-dsl", "import-crash": "import fails here"}
+    want = {"dsl-missing": "needs nvidia-cutlass-dsl", "import-crash": "import fails here",
+            "cubin-mismatch": "import fails here"}
     assert status["status"] == want.get(EXPECT, "available"), status
 
 
@@ -120,7 +121,10 @@ def test_import_failure_is_explained() -> None:
         f(x["q"], x["k"], x["v"], cu_seqlens=x["cu_seqlens"])
     msg = str(ei.value)
     assert isinstance(ei.value, ImportError)
-    if EXPECT == "dsl-missing":
+    if EXPECT == "cubin-mismatch":
+        assert isinstance(ei.value.__cause__, RuntimeError)
+        assert "does not match" in msg
+    elif EXPECT == "dsl-missing":
         assert isinstance(ei.value, errors.OptionalDependencyMissingError)
         assert ei.value.package == "nvidia-cutlass-dsl" and ei.value.extra == "cu12"
         assert f"'flashinfer-python[cu12]=={CELL}'" in msg

@@ -467,13 +467,7 @@ SPEC = EntryPoint(
     ),
     prepare=_prepare,
     emulations=(GateConventions(), StatePool(), PoolWithoutAutoCP()),
-    caveats=(
-        (
-            VersionRange("0.6.0", "0.6.3"),
-            "CUDA-graph capture of the SM90 kernel fails (RuntimeError: std::exception, "
-            "measured on H200); 0.6.3 added the preallocated TMA workspace",
-        ),
-    ),
+    feature="gdn.prefill",
     optional_deps=(
         OptionalDependency(
             VersionRange("0.6.15"),

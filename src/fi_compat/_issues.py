@@ -1,0 +1,212 @@
+"""The known-issues table: FlashInfer release range x architecture x feature -> status.
+
+Data only, reviewed like code.  One row per incident; every support query, the
+``info``/``doctor`` commands and the facades' support matrix read this table (there is
+no second one).  Fields:
+
+``id``        stable identifier (used in ``FI_COMPAT_IGNORE_ISSUES``, tests, docs)
+``releases``  ``(first affected, first fixed)``: known releases; ``None`` = open-ended
+``arch``      ``"10.3"`` exact capability, ``"family:12"`` every 12.x, ``"any"``
+``feature``   dotted feature name; a query for ``"moe"`` also matches ``"moe.cutlass"``
+``kind``      broken | hang | missing-kernel | accuracy | performance | import | memory
+``summary``   what happens
+``ref``       upstream reference (FI# FlashInfer, V# vLLM, S# SGLang PRs/issues)
+``workaround`` the fix or workaround
+``confirmed`` False where the report is unconfirmed (reported as a warning, not an error)
+"""
+
+from __future__ import annotations
+
+ISSUES: tuple[dict[str, object], ...] = (
+    {
+        "id": "sm103-trtllm-attention-hang",
+        "releases": ("0.6.7", "0.6.7.post2"),
+        "arch": "10.3",
+        "feature": "attention.trtllm",
+        "kind": "hang",
+        "summary": "TRTLLM-gen attention kernels hang on SM103 (GB300)",
+        "ref": "FI#2939; vLLM restricted to exact SM100 (V#38730, reverted V#38773/V#40032); "
+        "SGLang is_sm100_exact (S#21906) reverted on 0.6.7.post2 (S#22098)",
+        "workaround": "pip install 'flashinfer-python>=0.6.7.post2', or use TRTLLM attention on "
+        "exact SM100 only",
+        "confirmed": True,
+    },
+    {
+        "id": "sm121-cutlass-moe-relu2",
+        "releases": ("0.5.0", "0.6.8"),
+        "arch": "12.1",
+        "feature": "moe.cutlass",
+        "kind": "missing-kernel",
+        "summary": "bf16 unquantised CUTLASS MoE on SM121 lacks the Relu2 activation instantiation",
+        "ref": "fixed by FI#2926 in 0.6.8; vLLM keeps an SM121 guard until its minimum is 0.6.8 "
+        "(V#39825)",
+        "workaround": "pip install 'flashinfer-python>=0.6.8', or another MoE backend on SM121",
+        "confirmed": True,
+    },
+    {
+        "id": "sm110-moe-cubins-missing",
+        "releases": ("0.5.0", "0.6.9"),
+        "arch": "family:11",
+        "feature": "moe",
+        "kind": "missing-kernel",
+        "summary": "no MoE cubins ship for SM110 in flashinfer <= 0.6.8.post1",
+        "ref": "FI#3134; vLLM dropped SM110 MoE (V#40808: 'flashinfer <= 0.6.8.post1 ships no "
+        "SM110 MoE cubins')",
+        "workaround": "pip install 'flashinfer-python>=0.6.9' or another MoE backend on SM110",
+        "confirmed": True,
+    },
+    {
+        "id": "topk-sampler-multi-cta-hang",
+        "releases": ("0.6.13", "0.6.14"),
+        "arch": "any",
+        "feature": "sampling.top-k",
+        "kind": "hang",
+        "summary": "the multi-CTA radix top-k sampler can hang the stream",
+        "ref": "FI#3610, fixed by FI#3615; SGLang skips 0.6.13 (S#29231), vLLM bumps to 0.6.14 "
+        "(V#47669)",
+        "workaround": "pip install 'flashinfer-python>=0.6.14' (or != 0.6.13)",
+        "confirmed": True,
+    },
+    {
+        "id": "sm12x-sampler-hang",
+        "releases": ("0.5.0", "0.6.14"),
+        "arch": "family:12",
+        "feature": "sampling",
+        "kind": "hang",
+        "summary": "FlashInfer samplers hang the stream on SM12x (first affected release not "
+        "pinned down; listed from the first wheel release)",
+        "ref": "vLLM disabled the FlashInfer sampler on SM12x (V#44405) until 0.6.14 (V#47669)",
+        "workaround": "pip install 'flashinfer-python>=0.6.14', or a non-FlashInfer sampler on SM12x",
+        "confirmed": True,
+    },
+    {
+        "id": "0.6.16.post3-tp-import-break",
+        "releases": ("0.6.16.post3", "0.6.16.post4"),
+        "arch": "any",
+        "feature": "import",
+        "kind": "import",
+        "summary": "with tensor parallelism >= 2, importing FlashInfer 0.6.16.post3 breaks (seed "
+        "report; the same release also removed cutlass_fused_moe's use_wfp4afp8_humming)",
+        "ref": "seed report (no upstream reference recorded)",
+        "workaround": "pip install 'flashinfer-python==0.6.16.post4' or '>=0.6.17'",
+        "confirmed": True,
+    },
+    {
+        "id": "0.6.18-jit-cache-drops-sm75-sm121a",
+        "releases": ("0.6.18", None),
+        "arch": "7.5",
+        "feature": "jit-cache",
+        "kind": "missing-kernel",
+        "summary": "flashinfer-jit-cache no longer ships SM75 kernels by default",
+        "ref": "V#55380",
+        "workaround": "install nvcc (JIT builds them) or uninstall flashinfer-jit-cache",
+        "confirmed": True,
+    },
+    {
+        "id": "0.6.18-jit-cache-drops-sm121a",
+        "releases": ("0.6.18", None),
+        "arch": "12.1",
+        "feature": "jit-cache",
+        "kind": "missing-kernel",
+        "summary": "flashinfer-jit-cache no longer ships SM121a kernels by default",
+        "ref": "V#55380",
+        "workaround": "install nvcc >= 12.9 (JIT builds them) or uninstall flashinfer-jit-cache",
+        "confirmed": True,
+    },
+    {
+        "id": "0.6.12-accuracy-regression",
+        "releases": ("0.6.12", "0.6.13"),
+        "arch": "any",
+        "feature": "accuracy",
+        "kind": "accuracy",
+        "summary": "accuracy regression in vLLM CI; the bump was auto-reverted, then re-landed",
+        "ref": "V#44036, V#44418",
+        "workaround": "pip install 'flashinfer-python!=0.6.12'",
+        "confirmed": True,
+    },
+    {
+        "id": "0.6.11-gpt-oss-performance",
+        "releases": ("0.6.11", "0.6.12"),
+        "arch": "any",
+        "feature": "moe",
+        "kind": "performance",
+        "summary": "GPT-OSS throughput regression from 0.6.11 (end of the affected range not "
+        "recorded; listed for the 0.6.11 releases)",
+        "ref": "V#44808",
+        "workaround": "compare with 0.6.8.post1 / 0.6.10.post1 before upgrading",
+        "confirmed": True,
+    },
+    {
+        "id": "0.6.15-sglang-performance",
+        "releases": ("0.6.15", "0.6.16"),
+        "arch": "any",
+        "feature": "performance",
+        "kind": "performance",
+        "summary": "SGLang reverted its 0.6.15 bump for a performance regression",
+        "ref": "S#31625",
+        "workaround": "pip install 'flashinfer-python>=0.6.16' or stay on 0.6.14",
+        "confirmed": True,
+    },
+    {
+        "id": "0.6.14-gb300-gdn-wedge",
+        "releases": ("0.6.14", None),
+        "arch": "10.3",
+        "feature": "gdn",
+        "kind": "hang",
+        "summary": "GDN wedges on GB300 (SM103); going back to 0.6.12 made it disappear (fixed "
+        "release not recorded)",
+        "ref": "S#30919",
+        "workaround": "pip install 'flashinfer-python<=0.6.12' on GB300 if GDN models wedge",
+        "confirmed": False,
+    },
+    {
+        "id": "0.6.18-gpu0-stall",
+        "releases": ("0.6.18", "0.7.0"),
+        "arch": "any",
+        "feature": "runtime",
+        "kind": "hang",
+        "summary": "models sometimes stall with GPU 0 at 100 % utilisation (seed report, "
+        "unconfirmed upstream)",
+        "ref": "seed report (unconfirmed)",
+        "workaround": "if it happens, capture py-spy dump + nvidia-smi and compare with 0.6.17",
+        "confirmed": False,
+    },
+    {
+        "id": "0.6.18-gpt-oss-eval-oom",
+        "releases": ("0.6.18", "0.7.0"),
+        "arch": "any",
+        "feature": "memory",
+        "kind": "memory",
+        "summary": "GPT-OSS evaluation ran out of memory with the default memory utilisation",
+        "ref": "seed report",
+        "workaround": "vLLM: --gpu-memory-utilization 0.85",
+        "confirmed": True,
+    },
+    {
+        "id": "cpu-torch-dsl-import-crash",
+        "releases": ("0.6.15", "0.7.1"),
+        "arch": "any",
+        "feature": "import.gdn",
+        "kind": "import",
+        "summary": "with nvidia-cutlass-dsl installed and a torch build without CUDA, importing "
+        "flashinfer.gdn_prefill raises AssertionError (gdn_kernels/gdn_decode_bf16_state.py "
+        "queries the GPU at module scope; measured on 0.6.15-0.7.0.post1)",
+        "ref": "FI#3262 (fixed #3293, regressed FI#4143)",
+        "workaround": "a CUDA build of torch on a GPU host, or flashinfer-python>=0.7.1, or "
+        "uninstall nvidia-cutlass-dsl",
+        "confirmed": True,
+    },
+    {
+        "id": "0.6.0-gdn-prefill-cuda-graph",
+        "releases": ("0.6.0", "0.6.3"),
+        "arch": "family:9",
+        "feature": "gdn.prefill",
+        "kind": "broken",
+        "summary": "CUDA-graph capture of the SM90 GDN prefill kernel fails (RuntimeError: "
+        "std::exception; measured on an H200 with 0.6.2); 0.6.3 added the preallocated TMA "
+        "workspace",
+        "ref": "fi_compat tests/gpu/README.md (2026-12-02)",
+        "workaround": "pip install 'flashinfer-python>=0.6.3', or run GDN prefill outside graphs",
+        "confirmed": True,
+    },
+)

@@ -1,0 +1,334 @@
+"""Compute capabilities, capability families, support queries and the known-issues table.
+
+Model code asks here instead of scattering ``is_device_capability(100)`` checks::
+
+    from fi_compat import device
+    s = device.supports_trtllm_attention()
+    if s: ...                      # a Support is truthy when supported
+    else: log(s.reasons, s.fix)    # and says why not, and what fixes it
+
+Every query takes an explicit ``capability=`` (``(10, 3)``, ``103``, ``"10.3"``,
+``"sm_103"``) and ``release=`` (a flashinfer-python version string) so callers and tests
+can ask "what if" without a GPU; by default they use the current CUDA device (asked from
+torch only when a query needs it: never at import, ``None`` on a CPU-only host, no
+exception) and the detected release.
+
+Families are major-based: SM103 is family 100, SM121 is family 120 (not 100).
+
+``FI_COMPAT_DISABLE=attention.trtllm,sampling`` disables feature families for callers
+that ask here first (a query for ``sampling.top-k`` is disabled by ``sampling``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import _issues
+from .registry import VersionRange, at_least, place
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .registry import Placement
+
+__all__ = [
+    "DISABLE_ENV",
+    "KnownIssue",
+    "Support",
+    "current_capability",
+    "family",
+    "is_device_capability",
+    "is_device_capability_family",
+    "known_issues",
+    "parse_capability",
+    "supports_trtllm_attention",
+    "supports_xqa_decode",
+]
+
+DISABLE_ENV = "FI_COMPAT_DISABLE"
+CapabilityLike = "tuple[int, int] | int | str"
+
+
+def parse_capability(cc: object) -> tuple[int, int]:
+    """``(10, 3)``, ``103``, ``"10.3"``, ``"103"``, ``"sm_103"``, ``"sm103a"`` -> ``(10, 3)``."""
+    if isinstance(cc, tuple) and len(cc) == 2:
+        return int(cc[0]), int(cc[1])
+    if isinstance(cc, bool):
+        raise ValueError(f"not a compute capability: {cc!r}")
+    if isinstance(cc, int):
+        return divmod(cc, 10)
+    if isinstance(cc, str):
+        s = cc.strip().lower().removeprefix("sm_").removeprefix("sm").rstrip("af")
+        if "." in s:
+            a, _, b = s.partition(".")
+            return int(a), int(b)
+        if s.isdigit():
+            return divmod(int(s), 10)
+    raise ValueError(f"not a compute capability: {cc!r} (use (10, 3), 103 or '10.3')")
+
+
+def family(cc: object) -> int:
+    """The capability family, major-based: SM103 -> 100, SM121 -> 120, SM90 -> 90."""
+    return parse_capability(cc)[0] * 10
+
+
+def current_capability(device: object = None) -> tuple[int, int] | None:
+    """(major, minor) of the current (or given) CUDA device; ``None`` without one.
+
+    Imports torch only when called; never raises (a CPU-only torch build, no driver or no
+    GPU all give ``None``).
+    """
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        major, minor = torch.cuda.get_device_capability(device)  # type: ignore[arg-type]
+        return int(major), int(minor)
+    except Exception:
+        return None
+
+
+def _resolve_cc(capability: object) -> tuple[int, int] | None:
+    if capability is None:
+        return current_capability()
+    return parse_capability(capability)
+
+
+def is_device_capability(cc: object, capability: object = None) -> bool:
+    """Exact match: ``is_device_capability(100)`` is False on SM103."""
+    have = _resolve_cc(capability)
+    return have is not None and have == parse_capability(cc)
+
+
+def is_device_capability_family(cc: object, capability: object = None) -> bool:
+    """Family match: ``is_device_capability_family(100)`` is True on SM100 and SM103."""
+    have = _resolve_cc(capability)
+    return have is not None and have[0] == parse_capability(cc)[0]
+
+
+# -- the known-issues table ----------------------------------------------------------------
+
+
+class KnownIssue:
+    """One row of ``fi_compat._issues.ISSUES`` (see that module for the fields)."""
+
+    __slots__ = ("arch", "confirmed", "feature", "id", "kind", "range", "ref", "summary",
+                 "workaround")  # fmt: skip
+
+    def __init__(self, row: dict[str, object]) -> None:
+        lo, hi = row["releases"]  # type: ignore[misc]
+        self.id = str(row["id"])
+        self.range = VersionRange(str(lo), None if hi is None else str(hi))
+        self.arch = str(row["arch"])
+        self.feature = str(row["feature"])
+        self.kind = str(row["kind"])
+        self.summary = str(row["summary"])
+        self.ref = str(row["ref"])
+        self.workaround = str(row["workaround"])
+        self.confirmed = bool(row["confirmed"])
+
+    def applies_to_arch(self, cc: tuple[int, int] | None) -> bool:
+        """``None`` (unknown GPU) matches every row."""
+        if cc is None or self.arch == "any":
+            return True
+        if self.arch.startswith("family:"):
+            return cc[0] == int(self.arch.partition(":")[2])
+        return cc == parse_capability(self.arch)
+
+    def covers_feature(self, feature: str) -> bool:
+        f = self.feature
+        return f == feature or f.startswith(feature + ".") or feature.startswith(f + ".")
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id, "releases": str(self.range), "arch": self.arch,
+            "feature": self.feature, "kind": self.kind, "summary": self.summary,
+            "ref": self.ref, "workaround": self.workaround, "confirmed": self.confirmed,
+        }  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"KnownIssue({self.id!r}, {self.range}, {self.arch}, {self.feature})"
+
+
+TABLE: tuple[KnownIssue, ...] = tuple(KnownIssue(r) for r in _issues.ISSUES)
+
+
+def _placement(release: str | None) -> Placement | None:
+    if release is None:
+        from .detection import detect
+
+        fi = detect().flashinfer
+        if fi is None:
+            return None
+        release = fi.version
+    return place(release)
+
+
+def known_issues(
+    feature: str | None = None,
+    capability: object = None,
+    release: str | None = None,
+    *,
+    kind: str | None = None,
+    all_releases: bool = False,
+) -> list[KnownIssue]:
+    """Rows of the known-issues table that apply.
+
+    ``release`` defaults to the detected flashinfer-python (all releases if none is
+    installed or ``all_releases=True``); ``capability=None`` matches every architecture
+    (pass ``"current"`` for the current GPU); ``feature`` matches families both ways
+    (``"moe"`` finds ``moe.cutlass`` rows, ``"moe.cutlass"`` finds ``moe`` rows).
+    """
+    cc = current_capability() if capability == "current" else (
+        None if capability is None else parse_capability(capability))  # fmt: skip
+    pl = None if all_releases else _placement(release)
+    out = []
+    for issue in TABLE:
+        if pl is not None and not issue.range.contains(pl):
+            continue
+        if capability is not None and not issue.applies_to_arch(cc):
+            continue
+        if feature is not None and not issue.covers_feature(feature):
+            continue
+        if kind is not None and issue.kind != kind:
+            continue
+        out.append(issue)
+    return out
+
+
+def disabled(feature: str) -> bool:
+    """True when ``FI_COMPAT_DISABLE`` names the feature or one of its families."""
+    names = [n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip()]
+    return any(feature == n or feature.startswith(n + ".") for n in names)
+
+
+# -- support queries ----------------------------------------------------------------------
+
+
+class Support:
+    """The answer of a support query: truthy when supported, with the reasons either way."""
+
+    __slots__ = ("feature", "fix", "issues", "ok", "reasons")
+
+    def __init__(self, feature: str, ok: bool, reasons: list[str], fix: str | None = None,
+                 issues: Iterable[KnownIssue] = ()) -> None:  # fmt: skip
+        self.feature = feature
+        self.ok = ok
+        self.reasons = reasons
+        self.fix = fix
+        self.issues = list(issues)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def as_dict(self) -> dict[str, object]:
+        return {"feature": self.feature, "ok": self.ok, "reasons": self.reasons, "fix": self.fix,
+                "issues": [i.id for i in self.issues]}  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"Support({self.feature!r}, ok={self.ok}, reasons={self.reasons!r})"
+
+
+def _common(feature: str, cc: tuple[int, int] | None, pl: Placement | None,
+            reasons: list[str]) -> tuple[bool, str | None, list[KnownIssue]]:  # fmt: skip
+    """Checks every query shares: disabled switch, GPU present, release, known issues."""
+    ok, fix = True, None
+    if disabled(feature):
+        ok = False
+        reasons.append(f"disabled by {DISABLE_ENV}={os.environ.get(DISABLE_ENV)}")
+        fix = f"remove it from {DISABLE_ENV}"
+    if cc is None:
+        ok = False
+        reasons.append("no CUDA device (CPU-only host or torch without CUDA)")
+    if pl is None:
+        ok = False
+        reasons.append("flashinfer-python is not installed")
+        fix = fix or "pip install flashinfer-python"
+    found: list[KnownIssue] = []
+    if cc is not None and pl is not None:
+        for issue in TABLE:
+            if (issue.covers_feature(feature) and issue.range.contains(pl)
+                    and issue.applies_to_arch(cc) and issue.kind in ("hang", "broken",
+                                                                     "missing-kernel")):  # fmt: skip
+                found.append(issue)
+                reasons.append(f"known issue {issue.id}: {issue.summary} ({issue.ref})")
+                ok = False
+                fix = fix or issue.workaround
+    return ok, fix, found
+
+
+def cubins_reachable(release: str | None = None, probe_network: bool = False,
+                     timeout: float = 3.0) -> tuple[bool, str]:  # fmt: skip
+    """Can TRTLLM-gen cubins be loaded?  A matching ``flashinfer-cubin`` is installed, or
+    ``FLASHINFER_CUBIN_DIR`` holds files, or (only when ``probe_network=True``, with a
+    timeout) the artifact repository answers."""
+    from .detection import detect
+
+    det = detect()
+    fi = det.flashinfer
+    ver = release or (fi.version if fi else None)
+    if det.cubin is not None and ver is not None and det.cubin.public == ver.partition("+")[0]:
+        return True, f"flashinfer-cubin {det.cubin.version} installed"
+    d = os.environ.get("FLASHINFER_CUBIN_DIR")
+    if d and os.path.isdir(d) and any(os.scandir(d)):
+        return True, f"FLASHINFER_CUBIN_DIR={d} is populated"
+    repo = os.environ.get(
+        "FLASHINFER_CUBINS_REPOSITORY",
+        "https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/",
+    )
+    if not probe_network:
+        return False, (f"no matching flashinfer-cubin and no populated FLASHINFER_CUBIN_DIR; "
+                       f"{repo} not probed (pass probe_network=True)")  # fmt: skip
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(repo, timeout=timeout):  # noqa: S310 - fixed https URL
+            return True, f"artifact repository {repo} reachable"
+    except Exception as exc:
+        return False, f"artifact repository {repo} unreachable ({type(exc).__name__})"
+
+
+def supports_trtllm_attention(*, capability: object = None, release: str | None = None,
+                              batch_invariant: bool = False, probe_network: bool = False,
+                              timeout: float = 3.0) -> Support:  # fmt: skip
+    """TRTLLM-gen attention: SM100 family, cubins reachable, not batch-invariant mode, and
+    not a release/arch with a known hang (SM103 on 0.6.7-0.6.7.post1: exact SM100 only)."""
+    feature = "attention.trtllm"
+    cc = _resolve_cc(capability)
+    pl = _placement(release)
+    reasons: list[str] = []
+    ok, fix, found = _common(feature, cc, pl, reasons)
+    if cc is not None and cc[0] != 10:
+        ok = False
+        reasons.append(f"SM{cc[0]}{cc[1]} is not in the SM100 family (TRTLLM-gen kernels are "
+                       f"SM100/SM103 only)")  # fmt: skip
+    if batch_invariant:
+        ok = False
+        reasons.append("batch-invariant mode: TRTLLM-gen kernels are not batch invariant")
+    if pl is not None:
+        reach, why = cubins_reachable(release, probe_network, timeout)
+        reasons.append(why)
+        if not reach:
+            ok = False
+            fix = fix or "python -m fi_compat download-cubin (or pip install flashinfer-cubin)"
+    return Support(feature, ok, reasons, fix, found)
+
+
+def supports_xqa_decode(*, capability: object = None, release: str | None = None) -> Support:
+    """XQA decode (``flashinfer.decode.xqa*``): SM90 and the SM12x family, from 0.5.0 (the
+    0.3.0-0.4.x ``xqa`` was a different, low-level API)."""
+    feature = "attention.xqa"
+    cc = _resolve_cc(capability)
+    pl = _placement(release)
+    reasons: list[str] = []
+    ok, fix, found = _common(feature, cc, pl, reasons)
+    if cc is not None and not (cc[0] == 9 or cc[0] == 12):
+        ok = False
+        reasons.append(f"XQA decode serves SM90 and SM12x, not SM{cc[0]}{cc[1]}")
+    if pl is not None and not at_least(pl, "0.5.0"):
+        ok = False
+        reasons.append("the xqa API of this form exists from flashinfer-python 0.5.0")
+        fix = fix or "pip install 'flashinfer-python>=0.5.0'"
+    return Support(feature, ok, reasons, fix, found)
