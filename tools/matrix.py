@@ -96,8 +96,11 @@ def install(cells: list[tuple[str, bool, str]]) -> None:
     for release in sorted({r for r, _, _ in cells}):
         pip_target(MATRIX / f"fi-{release}", [f"flashinfer-python=={release}"], deps=False)
     if any(e == "cubin-mismatch" for _, _, e in cells):
-        pip_target(MATRIX / f"cubin-{MISMATCHED_CUBIN}",
-                   [f"flashinfer-cubin=={MISMATCHED_CUBIN}"], deps=False)
+        pip_target(
+            MATRIX / f"cubin-{MISMATCHED_CUBIN}",
+            [f"flashinfer-cubin=={MISMATCHED_CUBIN}"],
+            deps=False,
+        )
 
 
 def cell_env(release: str, dsl: bool, expect: str) -> dict[str, str]:
@@ -187,8 +190,11 @@ def main(argv: list[str] | None = None) -> int:
         install(CELLS)
         return 0
     if args.cmd == "cell":
-        match = [c for c in CELLS if c[0] == args.release and c[1] == args.dsl
-                 and args.expect in (None, c[2])]
+        match = [
+            c
+            for c in CELLS
+            if c[0] == args.release and c[1] == args.dsl and args.expect in (None, c[2])
+        ]
         expect = match[0][2] if match else "live"
         install([(args.release, args.dsl, expect)])
         row = run_cell(args.release, args.dsl, expect, args.pytest_args)

@@ -462,8 +462,9 @@ class Adapter:
                     why, fix = f" ({f.title}: {f.explanation})", f.fix
             for issue in e.issues(self.placement):
                 if issue.kind == "import":
-                    why, fix = f" (known issue {issue.id}: {issue.summary}; {issue.ref})", (
-                        issue.workaround
+                    why, fix = (
+                        f" (known issue {issue.id}: {issue.summary}; {issue.ref})",
+                        (issue.workaround),
                     )
             raise errors.FlashInferImportError(
                 f"import {e.module} failed on flashinfer-python {rel} with "

@@ -76,7 +76,8 @@ ISSUES: tuple[dict[str, object], ...] = (
         "summary": "FlashInfer samplers hang the stream on SM12x (first affected release not "
         "pinned down; listed from the first wheel release)",
         "ref": "vLLM disabled the FlashInfer sampler on SM12x (V#44405) until 0.6.14 (V#47669)",
-        "workaround": "pip install 'flashinfer-python>=0.6.14', or a non-FlashInfer sampler on SM12x",
+        "workaround": "pip install 'flashinfer-python>=0.6.14', or a non-FlashInfer sampler "
+        "on SM12x",
         "confirmed": True,
     },
     {

@@ -29,8 +29,15 @@ from .registry import VersionRange, at_least, place
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import cast
 
     from .registry import Placement
+
+if not TYPE_CHECKING:
+
+    def cast(_t: object, v: object) -> object:  # typing.cast without importing typing
+        return v
+
 
 __all__ = [
     "DISABLE_ENV",
@@ -114,11 +121,20 @@ def is_device_capability_family(cc: object, capability: object = None) -> bool:
 class KnownIssue:
     """One row of ``fi_compat._issues.ISSUES`` (see that module for the fields)."""
 
-    __slots__ = ("arch", "confirmed", "feature", "id", "kind", "range", "ref", "summary",
-                 "workaround")  # fmt: skip
+    __slots__ = (
+        "arch",
+        "confirmed",
+        "feature",
+        "id",
+        "kind",
+        "range",
+        "ref",
+        "summary",
+        "workaround",
+    )
 
     def __init__(self, row: dict[str, object]) -> None:
-        lo, hi = row["releases"]  # type: ignore[misc]
+        lo, hi = cast("tuple[str, str | None]", row["releases"])
         self.id = str(row["id"])
         self.range = VersionRange(str(lo), None if hi is None else str(hi))
         self.arch = str(row["arch"])
@@ -143,10 +159,16 @@ class KnownIssue:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "id": self.id, "releases": str(self.range), "arch": self.arch,
-            "feature": self.feature, "kind": self.kind, "summary": self.summary,
-            "ref": self.ref, "workaround": self.workaround, "confirmed": self.confirmed,
-        }  # fmt: skip
+            "id": self.id,
+            "releases": str(self.range),
+            "arch": self.arch,
+            "feature": self.feature,
+            "kind": self.kind,
+            "summary": self.summary,
+            "ref": self.ref,
+            "workaround": self.workaround,
+            "confirmed": self.confirmed,
+        }
 
     def __repr__(self) -> str:
         return f"KnownIssue({self.id!r}, {self.range}, {self.arch}, {self.feature})"
@@ -181,8 +203,11 @@ def known_issues(
     (pass ``"current"`` for the current GPU); ``feature`` matches families both ways
     (``"moe"`` finds ``moe.cutlass`` rows, ``"moe.cutlass"`` finds ``moe`` rows).
     """
-    cc = current_capability() if capability == "current" else (
-        None if capability is None else parse_capability(capability))  # fmt: skip
+    cc = (
+        current_capability()
+        if capability == "current"
+        else (None if capability is None else parse_capability(capability))
+    )
     pl = None if all_releases else _placement(release)
     out = []
     for issue in TABLE:
@@ -212,8 +237,14 @@ class Support:
 
     __slots__ = ("feature", "fix", "issues", "ok", "reasons")
 
-    def __init__(self, feature: str, ok: bool, reasons: list[str], fix: str | None = None,
-                 issues: Iterable[KnownIssue] = ()) -> None:  # fmt: skip
+    def __init__(
+        self,
+        feature: str,
+        ok: bool,
+        reasons: list[str],
+        fix: str | None = None,
+        issues: Iterable[KnownIssue] = (),
+    ) -> None:
         self.feature = feature
         self.ok = ok
         self.reasons = reasons
@@ -224,15 +255,21 @@ class Support:
         return self.ok
 
     def as_dict(self) -> dict[str, object]:
-        return {"feature": self.feature, "ok": self.ok, "reasons": self.reasons, "fix": self.fix,
-                "issues": [i.id for i in self.issues]}  # fmt: skip
+        return {
+            "feature": self.feature,
+            "ok": self.ok,
+            "reasons": self.reasons,
+            "fix": self.fix,
+            "issues": [i.id for i in self.issues],
+        }
 
     def __repr__(self) -> str:
         return f"Support({self.feature!r}, ok={self.ok}, reasons={self.reasons!r})"
 
 
-def _common(feature: str, cc: tuple[int, int] | None, pl: Placement | None,
-            reasons: list[str]) -> tuple[bool, str | None, list[KnownIssue]]:  # fmt: skip
+def _common(
+    feature: str, cc: tuple[int, int] | None, pl: Placement | None, reasons: list[str]
+) -> tuple[bool, str | None, list[KnownIssue]]:
     """Checks every query shares: disabled switch, GPU present, release, known issues."""
     ok, fix = True, None
     if disabled(feature):
@@ -249,9 +286,12 @@ def _common(feature: str, cc: tuple[int, int] | None, pl: Placement | None,
     found: list[KnownIssue] = []
     if cc is not None and pl is not None:
         for issue in TABLE:
-            if (issue.covers_feature(feature) and issue.range.contains(pl)
-                    and issue.applies_to_arch(cc) and issue.kind in ("hang", "broken",
-                                                                     "missing-kernel")):  # fmt: skip
+            if (
+                issue.covers_feature(feature)
+                and issue.range.contains(pl)
+                and issue.applies_to_arch(cc)
+                and issue.kind in ("hang", "broken", "missing-kernel")
+            ):
                 found.append(issue)
                 reasons.append(f"known issue {issue.id}: {issue.summary} ({issue.ref})")
                 ok = False
@@ -259,8 +299,9 @@ def _common(feature: str, cc: tuple[int, int] | None, pl: Placement | None,
     return ok, fix, found
 
 
-def cubins_reachable(release: str | None = None, probe_network: bool = False,
-                     timeout: float = 3.0) -> tuple[bool, str]:  # fmt: skip
+def cubins_reachable(
+    release: str | None = None, probe_network: bool = False, timeout: float = 3.0
+) -> tuple[bool, str]:
     """Can TRTLLM-gen cubins be loaded?  A matching ``flashinfer-cubin`` is installed, or
     ``FLASHINFER_CUBIN_DIR`` holds files, or (only when ``probe_network=True``, with a
     timeout) the artifact repository answers."""
@@ -279,20 +320,27 @@ def cubins_reachable(release: str | None = None, probe_network: bool = False,
         "https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/",
     )
     if not probe_network:
-        return False, (f"no matching flashinfer-cubin and no populated FLASHINFER_CUBIN_DIR; "
-                       f"{repo} not probed (pass probe_network=True)")  # fmt: skip
+        return False, (
+            f"no matching flashinfer-cubin and no populated FLASHINFER_CUBIN_DIR; "
+            f"{repo} not probed (pass probe_network=True)"
+        )
     import urllib.request
 
     try:
-        with urllib.request.urlopen(repo, timeout=timeout):  # noqa: S310 - fixed https URL
+        with urllib.request.urlopen(repo, timeout=timeout):
             return True, f"artifact repository {repo} reachable"
     except Exception as exc:
         return False, f"artifact repository {repo} unreachable ({type(exc).__name__})"
 
 
-def supports_trtllm_attention(*, capability: object = None, release: str | None = None,
-                              batch_invariant: bool = False, probe_network: bool = False,
-                              timeout: float = 3.0) -> Support:  # fmt: skip
+def supports_trtllm_attention(
+    *,
+    capability: object = None,
+    release: str | None = None,
+    batch_invariant: bool = False,
+    probe_network: bool = False,
+    timeout: float = 3.0,
+) -> Support:
     """TRTLLM-gen attention: SM100 family, cubins reachable, not batch-invariant mode, and
     not a release/arch with a known hang (SM103 on 0.6.7-0.6.7.post1: exact SM100 only)."""
     feature = "attention.trtllm"
@@ -302,8 +350,9 @@ def supports_trtllm_attention(*, capability: object = None, release: str | None 
     ok, fix, found = _common(feature, cc, pl, reasons)
     if cc is not None and cc[0] != 10:
         ok = False
-        reasons.append(f"SM{cc[0]}{cc[1]} is not in the SM100 family (TRTLLM-gen kernels are "
-                       f"SM100/SM103 only)")  # fmt: skip
+        reasons.append(
+            f"SM{cc[0]}{cc[1]} is not in the SM100 family (TRTLLM-gen kernels are SM100/SM103 only)"
+        )
     if batch_invariant:
         ok = False
         reasons.append("batch-invariant mode: TRTLLM-gen kernels are not batch invariant")

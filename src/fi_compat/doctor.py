@@ -21,6 +21,7 @@ explanation and the exact fix.  Checks, none of which imports FlashInfer:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -42,15 +43,21 @@ DEFAULT_CUBIN_REPO = (
 class Finding:
     __slots__ = ("code", "explanation", "fix", "severity", "title")
 
-    def __init__(self, severity: str, code: str, title: str, explanation: str = "",
-                 fix: str = "") -> None:  # fmt: skip
+    def __init__(
+        self, severity: str, code: str, title: str, explanation: str = "", fix: str = ""
+    ) -> None:
         assert severity in SEVERITIES
         self.severity, self.code, self.title = severity, code, title
         self.explanation, self.fix = explanation, fix
 
     def as_dict(self) -> dict[str, str]:
-        return {"severity": self.severity, "code": self.code, "title": self.title,
-                "explanation": self.explanation, "fix": self.fix}  # fmt: skip
+        return {
+            "severity": self.severity,
+            "code": self.code,
+            "title": self.title,
+            "explanation": self.explanation,
+            "fix": self.fix,
+        }
 
 
 def _pip_pin(name: str, version: str, cubin_index: bool = False) -> str:
@@ -62,13 +69,22 @@ def check_packaging(det: Detection, env: dict[str, str]) -> list[Finding]:
     fi = det.flashinfer
     out: list[Finding] = []
     if fi is None:
-        out.append(Finding("error", "not-installed", "flashinfer-python is not installed",
-                           "fi_compat's facades raise FlashInferNotInstalledError when called",
-                           "pip install flashinfer-python"))  # fmt: skip
+        out.append(
+            Finding(
+                "error",
+                "not-installed",
+                "flashinfer-python is not installed",
+                "fi_compat's facades raise FlashInferNotInstalledError when called",
+                "pip install flashinfer-python",
+            )
+        )
         return out
     pl = place(fi.version)
-    out.append(Finding("ok", "flashinfer", f"flashinfer-python {fi.version} ({pl.kind})",
-                       f"at {fi.location}"))  # fmt: skip
+    out.append(
+        Finding(
+            "ok", "flashinfer", f"flashinfer-python {fi.version} ({pl.kind})", f"at {fi.location}"
+        )
+    )
     bypass = bool(env.get("FLASHINFER_DISABLE_VERSION_CHECK"))
     checks = at_least(pl, "0.4.0")
     fatal = checks and not at_least(pl, "0.7.2")  # 0.7.2: mismatches warned and ignored
@@ -76,52 +92,98 @@ def check_packaging(det: Detection, env: dict[str, str]) -> list[Finding]:
     # flashinfer-cubin >= 0.6.14 is published on https://flashinfer.ai/whl, not PyPI
     cubin_index = at_least(place(fi.public), "0.6.14")
     if cubin is not None and cubin.public != fi.public:
-        out.append(_mismatch("cubin-mismatch", cubin, fi, fatal, bypass,
-                             _pip_pin("flashinfer-cubin", fi.public, cubin_index)))  # fmt: skip
+        out.append(
+            _mismatch(
+                "cubin-mismatch",
+                cubin,
+                fi,
+                fatal,
+                bypass,
+                _pip_pin("flashinfer-cubin", fi.public, cubin_index),
+            )
+        )
     if jit is not None:
         if at_least(pl, "0.7.0"):  # 0.7.0: exact or f"{version}+" only
             accepted = jit.version == fi.version or jit.version.startswith(f"{fi.version}+")
         else:  # 0.4.0-0.6.18.post1: jit_cache_version.startswith(flashinfer_version)
             accepted = jit.version.startswith(fi.version)
         if not accepted:
-            out.append(_mismatch("jit-cache-mismatch", jit, fi, fatal, bypass,
-                                 f"pip install 'flashinfer-jit-cache=={fi.public}+<cuXXX>' "
-                                 f"--index-url https://flashinfer.ai/whl/<cuXXX> "
-                                 f"(or pip uninstall flashinfer-jit-cache)"))  # fmt: skip
+            out.append(
+                _mismatch(
+                    "jit-cache-mismatch",
+                    jit,
+                    fi,
+                    fatal,
+                    bypass,
+                    f"pip install 'flashinfer-jit-cache=={fi.public}+<cuXXX>' "
+                    f"--index-url https://flashinfer.ai/whl/<cuXXX> "
+                    f"(or pip uninstall flashinfer-jit-cache)",
+                )
+            )
         elif jit.public != fi.public:
-            out.append(Finding("warning", "jit-cache-prefix", f"flashinfer-jit-cache "
-                               f"{jit.version} passes FlashInfer's prefix check for "
-                               f"{fi.version} but is another release",
-                               "its precompiled kernels are not this release's",
-                               f"pip install 'flashinfer-jit-cache=={fi.public}+<cuXXX>'"))  # fmt: skip
+            out.append(
+                Finding(
+                    "warning",
+                    "jit-cache-prefix",
+                    f"flashinfer-jit-cache "
+                    f"{jit.version} passes FlashInfer's prefix check for "
+                    f"{fi.version} but is another release",
+                    "its precompiled kernels are not this release's",
+                    f"pip install 'flashinfer-jit-cache=={fi.public}+<cuXXX>'",
+                )
+            )
     if bypass:
-        out.append(Finding("warning", "version-check-disabled",
-                           "FLASHINFER_DISABLE_VERSION_CHECK is set",
-                           "FlashInfer then loads flashinfer-cubin / flashinfer-jit-cache "
-                           "kernels of another release without complaint; stale kernels can "
-                           "cause illegal memory accesses (tokenspeed#284)",
-                           "unset FLASHINFER_DISABLE_VERSION_CHECK and install matching "
-                           "versions"))  # fmt: skip
+        out.append(
+            Finding(
+                "warning",
+                "version-check-disabled",
+                "FLASHINFER_DISABLE_VERSION_CHECK is set",
+                "FlashInfer then loads flashinfer-cubin / flashinfer-jit-cache "
+                "kernels of another release without complaint; stale kernels can "
+                "cause illegal memory accesses (tokenspeed#284)",
+                "unset FLASHINFER_DISABLE_VERSION_CHECK and install matching versions",
+            )
+        )
     out += check_cubin_dir(fi, cubin, env)
     return out
 
 
-def _mismatch(code: str, other: Distribution, fi: Distribution, fatal: bool, bypass: bool,
-              fix: str) -> Finding:  # fmt: skip
+def _mismatch(
+    code: str, other: Distribution, fi: Distribution, fatal: bool, bypass: bool, fix: str
+) -> Finding:
     title = f"{other.name} {other.version} does not match flashinfer-python {fi.version}"
     if fatal and not bypass:
-        return Finding("error", code, title, f"flashinfer-python {fi.version} raises RuntimeError "
-                       f"at import ('{other.name} version ... does not match flashinfer "
-                       f"version')", fix)  # fmt: skip
+        return Finding(
+            "error",
+            code,
+            title,
+            f"flashinfer-python {fi.version} raises RuntimeError "
+            f"at import ('{other.name} version ... does not match flashinfer "
+            f"version')",
+            fix,
+        )
     if fatal:
-        return Finding("warning", code, title, "the import check is bypassed by "
-                       "FLASHINFER_DISABLE_VERSION_CHECK: mismatched kernels will be loaded", fix)  # fmt: skip
-    return Finding("warning", code, title, f"flashinfer-python {fi.version} warns and ignores "
-                   f"{other.name} (kernels are downloaded or JIT-built instead)", fix)  # fmt: skip
+        return Finding(
+            "warning",
+            code,
+            title,
+            "the import check is bypassed by "
+            "FLASHINFER_DISABLE_VERSION_CHECK: mismatched kernels will be loaded",
+            fix,
+        )
+    return Finding(
+        "warning",
+        code,
+        title,
+        f"flashinfer-python {fi.version} warns and ignores "
+        f"{other.name} (kernels are downloaded or JIT-built instead)",
+        fix,
+    )
 
 
-def cubin_dir_in_use(fi: Distribution, cubin: Distribution | None,
-                     env: dict[str, str]) -> tuple[str, str]:  # fmt: skip
+def cubin_dir_in_use(
+    fi: Distribution, cubin: Distribution | None, env: dict[str, str]
+) -> tuple[str, str]:
     """(directory, why) FlashInfer will read cubins from."""
     pl = place(fi.version)
     env_dir = env.get("FLASHINFER_CUBIN_DIR")
@@ -129,12 +191,14 @@ def cubin_dir_in_use(fi: Distribution, cubin: Distribution | None,
     base = env.get("FLASHINFER_WORKSPACE_BASE") or os.path.expanduser("~")
     default = os.path.join(base, ".cache", "flashinfer", "cubins")
     if env_dir and (pkg_dir is None or at_least(pl, "0.6.16")):
-        why = "FLASHINFER_CUBIN_DIR" + (" (wins over flashinfer-cubin from 0.6.16)" if pkg_dir
-                                        else "")  # fmt: skip
+        why = "FLASHINFER_CUBIN_DIR" + (
+            " (wins over flashinfer-cubin from 0.6.16)" if pkg_dir else ""
+        )
         return env_dir, why
     if pkg_dir:
         why = "flashinfer-cubin package" + (
-            " (wins over FLASHINFER_CUBIN_DIR before 0.6.16)" if env_dir else "")  # fmt: skip
+            " (wins over FLASHINFER_CUBIN_DIR before 0.6.16)" if env_dir else ""
+        )
         return pkg_dir, why
     return default, "default (download on demand)"
 
@@ -148,14 +212,22 @@ def count_files(path: str, limit: int = 100_000) -> int:
     return n
 
 
-def check_cubin_dir(fi: Distribution, cubin: Distribution | None,
-                    env: dict[str, str]) -> list[Finding]:  # fmt: skip
+def check_cubin_dir(
+    fi: Distribution, cubin: Distribution | None, env: dict[str, str]
+) -> list[Finding]:
     d, why = cubin_dir_in_use(fi, cubin, env)
     n = count_files(d) if os.path.isdir(d) else 0
     sev = "ok" if n else "warning"
     fix = "" if n else "python -m fi_compat download-cubin (needs network once)"
-    return [Finding(sev, "cubins", f"cubin directory {d}: {n} files", f"chosen by {why}; "
-                    "TRTLLM-gen kernels (SM100 family) load their cubins from here", fix)]  # fmt: skip
+    return [
+        Finding(
+            sev,
+            "cubins",
+            f"cubin directory {d}: {n} files",
+            f"chosen by {why}; TRTLLM-gen kernels (SM100 family) load their cubins from here",
+            fix,
+        )
+    ]
 
 
 def _nvcc(env: dict[str, str]) -> str | None:
@@ -178,23 +250,36 @@ def nvcc_version(path: str) -> tuple[int, int] | None:
     return None
 
 
-def check_toolchain(det: Detection, env: dict[str, str], cc: tuple[int, int] | None
-                    ) -> list[Finding]:  # fmt: skip
+def check_toolchain(
+    det: Detection, env: dict[str, str], cc: tuple[int, int] | None
+) -> list[Finding]:
     out: list[Finding] = []
     fi = det.flashinfer
     nvcc = _nvcc(env)
     if nvcc is None:
         sev = "warning" if det.jit_cache is None else "ok"
-        out.append(Finding(sev, "nvcc", "nvcc not found",
-                           "kernels that are not precompiled (flashinfer-jit-cache) cannot be "
-                           "JIT-built", "install the CUDA toolkit or set FLASHINFER_NVCC"))  # fmt: skip
+        out.append(
+            Finding(
+                sev,
+                "nvcc",
+                "nvcc not found",
+                "kernels that are not precompiled (flashinfer-jit-cache) cannot be JIT-built",
+                "install the CUDA toolkit or set FLASHINFER_NVCC",
+            )
+        )
     else:
         ver = nvcc_version(nvcc)
         shown = f"{ver[0]}.{ver[1]}" if ver else "unknown version"
         if cc is not None and cc[0] == 12 and ver is not None and ver < (12, 9):
-            out.append(Finding("error", "nvcc", f"nvcc {shown} cannot build sm_12x kernels",
-                               "the SM120 family needs nvcc >= 12.9 (V#54267)",
-                               "install CUDA toolkit >= 12.9"))  # fmt: skip
+            out.append(
+                Finding(
+                    "error",
+                    "nvcc",
+                    f"nvcc {shown} cannot build sm_12x kernels",
+                    "the SM120 family needs nvcc >= 12.9 (V#54267)",
+                    "install CUDA toolkit >= 12.9",
+                )
+            )
         else:
             out.append(Finding("ok", "nvcc", f"nvcc {shown} at {nvcc}"))
     if fi is not None and at_least(place(fi.version), "0.4.0"):
@@ -212,23 +297,40 @@ def check_cutlass_dsl(fi: Distribution) -> Finding:
     dists = _dists("nvidia_cutlass_dsl")
     if "nvidia_cutlass_dsl" not in dists:
         needed = at_least(place(fi.version), "0.6.15")
-        return Finding("warning" if needed else "ok", "cutlass-dsl",
-                       "nvidia-cutlass-dsl not installed", "flashinfer.gdn_prefill (0.6.15+) and "
-                       "the CuTe-DSL kernels need it",
-                       f"pip install 'flashinfer-python[cu12]=={fi.public}' (or [cu13])"
-                       if needed else "")  # fmt: skip
+        why = (
+            "flashinfer.gdn_prefill and the CuTe-DSL kernels of this release need it"
+            if needed
+            else "not needed by fi_compat's facades on this release "
+            "(flashinfer.gdn_prefill needs it from 0.6.15)"
+        )
+        return Finding(
+            "warning" if needed else "ok",
+            "cutlass-dsl",
+            "nvidia-cutlass-dsl not installed",
+            why,
+            f"pip install 'flashinfer-python[cu12]=={fi.public}' (or [cu13])" if needed else "",
+        )
     bad = []
     for _name, rec in dists.items():
         bad += _record_problems(rec)
     if bad:
-        return Finding("error", "cutlass-dsl", f"nvidia-cutlass-dsl files missing or truncated "
-                       f"({len(bad)})", "; ".join(bad[:3]),
-                       "pip install --force-reinstall nvidia-cutlass-dsl nvidia-cutlass-dsl-libs-*")  # fmt: skip
+        return Finding(
+            "error",
+            "cutlass-dsl",
+            f"nvidia-cutlass-dsl files missing or truncated ({len(bad)})",
+            "; ".join(bad[:3]),
+            "pip install --force-reinstall nvidia-cutlass-dsl nvidia-cutlass-dsl-libs-*",
+        )
     found = importlib.util.find_spec("cutlass") is not None
-    return Finding("ok" if found else "warning", "cutlass-dsl",
-                   f"nvidia-cutlass-dsl intact ({', '.join(sorted(dists))})",
-                   "" if found else "installed, but 'cutlass' is not importable from sys.path "
-                   "(its .pth file is only read from site-packages)")  # fmt: skip
+    return Finding(
+        "ok" if found else "warning",
+        "cutlass-dsl",
+        f"nvidia-cutlass-dsl intact ({', '.join(sorted(dists))})",
+        ""
+        if found
+        else "installed, but 'cutlass' is not importable from sys.path "
+        "(its .pth file is only read from site-packages)",
+    )
 
 
 def _dists(prefix: str) -> dict[str, str]:
@@ -283,13 +385,15 @@ def check_jit_cache_dir(fi: Distribution | None, env: dict[str, str]) -> Finding
     if os.path.isdir(d):
         for root, _dirs, files in os.walk(d):
             for f in files:
-                try:
+                with contextlib.suppress(OSError):
                     size += os.path.getsize(os.path.join(root, f))
-                except OSError:
-                    pass
-    return Finding("ok", "jit-cache-dir", f"JIT cache {d}: {size / 2**20:.1f} MiB",
-                   "FLASHINFER_WORKSPACE_BASE moves it; stale builds after a reinstall are "
-                   "cleared with: python -m flashinfer clear-cache")  # fmt: skip
+    return Finding(
+        "ok",
+        "jit-cache-dir",
+        f"JIT cache {d}: {size / 2**20:.1f} MiB",
+        "FLASHINFER_WORKSPACE_BASE moves it; stale builds after a reinstall are "
+        "cleared with: python -m flashinfer clear-cache",
+    )
 
 
 def check_known_issues(det: Detection, cc: tuple[int, int] | None) -> list[Finding]:
@@ -301,18 +405,31 @@ def check_known_issues(det: Detection, cc: tuple[int, int] | None) -> list[Findi
     out = []
     for i in known_issues(release=fi.version, capability=cc if cc else None):
         here = cc is not None or i.arch == "any"
-        sev = "error" if (here and i.confirmed and i.kind in ("hang", "broken", "import")) else (
-            "warning")  # fmt: skip
+        sev = (
+            "error"
+            if (here and i.confirmed and i.kind in ("hang", "broken", "import"))
+            else ("warning")
+        )
         gpu = "" if here else f" (on {i.arch} GPUs)"
-        out.append(Finding(sev if here else "warning", f"issue:{i.id}",
-                           f"known issue{gpu}: {i.summary}",
-                           f"{i.kind}; {i.feature}; releases {i.range}; {i.ref}"
-                           + ("" if i.confirmed else "; unconfirmed"), i.workaround))  # fmt: skip
+        out.append(
+            Finding(
+                sev if here else "warning",
+                f"issue:{i.id}",
+                f"known issue{gpu}: {i.summary}",
+                f"{i.kind}; {i.feature}; releases {i.range}; {i.ref}"
+                + ("" if i.confirmed else "; unconfirmed"),
+                i.workaround,
+            )
+        )
     return out
 
 
-def run(do_probe: bool = False, capability: object = None, timeout: float = 120.0,
-        env: dict[str, str] | None = None) -> list[Finding]:  # fmt: skip
+def run(
+    do_probe: bool = False,
+    capability: object = None,
+    timeout: float = 120.0,
+    env: dict[str, str] | None = None,
+) -> list[Finding]:
     from .device import current_capability, parse_capability
 
     env = dict(os.environ if env is None else env)
@@ -322,18 +439,26 @@ def run(do_probe: bool = False, capability: object = None, timeout: float = 120.
     findings += check_toolchain(det, env, cc)
     findings += check_known_issues(det, cc)
     if do_probe and det.flashinfer is not None:
-        from .info import probe
-
         import fi_compat
+
+        from .info import probe
 
         for name, adapter in fi_compat.adapters(load=True).items():
             r = probe(adapter.entry.module, timeout)
             if r["ok"]:
-                findings.append(Finding("ok", "probe", f"{adapter.entry.module} imports "
-                                        f"({r.get('seconds')} s)"))  # fmt: skip
+                findings.append(
+                    Finding("ok", "probe", f"{adapter.entry.module} imports ({r.get('seconds')} s)")
+                )
             else:
-                findings.append(Finding("error", "probe", f"import {adapter.entry.module} fails",
-                                        str(r["error"]), f"see {name} in python -m fi_compat info"))  # fmt: skip
+                findings.append(
+                    Finding(
+                        "error",
+                        "probe",
+                        f"import {adapter.entry.module} fails",
+                        str(r["error"]),
+                        f"see {name} in python -m fi_compat info",
+                    )
+                )
     return findings
 
 
@@ -357,8 +482,12 @@ def render(findings: list[Finding], color: bool = False) -> str:
 # -- download-cubin --------------------------------------------------------------------------
 
 
-def download_cubin(dry_run: bool = False, dest: str | None = None, timeout: float = 1800.0,
-                   env: dict[str, str] | None = None) -> tuple[int, str]:  # fmt: skip
+def download_cubin(
+    dry_run: bool = False,
+    dest: str | None = None,
+    timeout: float = 1800.0,
+    env: dict[str, str] | None = None,
+) -> tuple[int, str]:
     """Run FlashInfer's own ``download-cubin`` (0.3.1+) and check that cubins arrived.
 
     FlashInfer's command prints "Cubin download failed" and still exits 0 when nothing
@@ -370,15 +499,19 @@ def download_cubin(dry_run: bool = False, dest: str | None = None, timeout: floa
     if fi is None:
         return 2, "flashinfer-python is not installed: nothing to download cubins for"
     if not at_least(place(fi.version), "0.3.1"):
-        return 2, (f"flashinfer-python {fi.version} has no download-cubin command (0.3.1+); "
-                   f"cubins are fetched at first use")  # fmt: skip
+        return 2, (
+            f"flashinfer-python {fi.version} has no download-cubin command (0.3.1+); "
+            f"cubins are fetched at first use"
+        )
     if dest:
         env["FLASHINFER_CUBIN_DIR"] = dest
     target, why = cubin_dir_in_use(fi, detect().cubin, env)
     cmd = [sys.executable, "-m", "flashinfer", "download-cubin"]
     repo = env.get("FLASHINFER_CUBINS_REPOSITORY", DEFAULT_CUBIN_REPO)
-    plan = (f"would run: {' '.join(cmd)}\n  flashinfer-python {fi.version}\n  into {target} "
-            f"({why})\n  from {repo}")  # fmt: skip
+    plan = (
+        f"would run: {' '.join(cmd)}\n  flashinfer-python {fi.version}\n  into {target} "
+        f"({why})\n  from {repo}"
+    )
     if dry_run:
         return 0, plan
     before = count_files(target) if os.path.isdir(target) else 0
@@ -390,9 +523,11 @@ def download_cubin(dry_run: bool = False, dest: str | None = None, timeout: floa
     said = (r.stdout + r.stderr).strip()
     failed = r.returncode != 0 or "failed" in said.lower() or after == 0
     if failed:
-        return 1, (f"download-cubin fetched nothing usable: exit {r.returncode}, {after} files "
-                   f"in {target} (before: {before}).\nFlashInfer said: {said[-800:]}\nCheck "
-                   f"network access to {repo} (FLASHINFER_CUBINS_REPOSITORY).")  # fmt: skip
+        return 1, (
+            f"download-cubin fetched nothing usable: exit {r.returncode}, {after} files "
+            f"in {target} (before: {before}).\nFlashInfer said: {said[-800:]}\nCheck "
+            f"network access to {repo} (FLASHINFER_CUBINS_REPOSITORY)."
+        )
     return 0, f"{after} cubin files in {target} (was {before})"
 
 
@@ -403,8 +538,16 @@ def main_doctor(args: Any) -> int:
 
         from .info import SCHEMA
 
-        print(json.dumps({"schema": SCHEMA, "findings": [f.as_dict() for f in findings],
-                          "errors": sum(f.severity == "error" for f in findings)}, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "schema": SCHEMA,
+                    "findings": [f.as_dict() for f in findings],
+                    "errors": sum(f.severity == "error" for f in findings),
+                },
+                indent=2,
+            )
+        )
     else:
         print(render(findings, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
     return 1 if any(f.severity == "error" for f in findings) else 0

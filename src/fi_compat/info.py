@@ -104,8 +104,11 @@ def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
 
     for f in check_packaging(detect(), dict(os.environ)):
         if f.severity == "error":
-            return {"status": "import fails here", "optional_dependency": None,
-                    "detail": f"{f.title}: {f.explanation}; fix: {f.fix}"}
+            return {
+                "status": "import fails here",
+                "optional_dependency": None,
+                "detail": f"{f.title}: {f.explanation}; fix: {f.fix}",
+            }
     dep = entry.optional_dependency(pl)
     if dep is not None and not _module_available(dep.module):
         extras = " or ".join(f"flashinfer-python[{x}]" for x in dep.extras)
@@ -207,8 +210,10 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
         "torch": torch_build(),
         "adapters": {k: a.describe() for k, a in chosen.items()},
         "entry_points": entries,
-        "device": {"capability": list(cc) if cc else None,
-                   "family": device.family(cc) if cc else None},
+        "device": {
+            "capability": list(cc) if cc else None,
+            "family": device.family(cc) if cc else None,
+        },
         "support": support,
         "cubins": cubins,
         "known_issues": issues,
@@ -261,14 +266,17 @@ def render(data: dict[str, Any], color: bool = False) -> str:
             out.append(f"  {'':{width}s}  probe: {msg}")
     dev = data["device"]
     cc = dev["capability"]
-    out.append(f"GPU: {'SM%d%d (family %d)' % (cc[0], cc[1], dev['family']) if cc else 'none'}")
+    gpu = f"SM{cc[0]}{cc[1]} (family {dev['family']})" if cc else "none"
+    out.append(f"GPU: {gpu}")
     cub = data["cubins"]
     if cub["dir"]:
         out.append(f"cubins: {cub['files']} files in {cub['dir']} ({cub['chosen_by']})")
     out.append("Support here")
     for name, s in data["support"].items():
-        out.append(f"  {name:18s} {c('yes', '32') if s['ok'] else c('no', '33')}  "
-                   + "; ".join(s["reasons"]))
+        out.append(
+            f"  {name:18s} {c('yes', '32') if s['ok'] else c('no', '33')}  "
+            + "; ".join(s["reasons"])
+        )
     if data["known_issues"]:
         out.append("Known issues of this release" + ("" if cc else " (any GPU)"))
         for i in data["known_issues"]:

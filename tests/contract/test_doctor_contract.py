@@ -25,8 +25,13 @@ pytestmark = [
 
 def cli(*args: str, **env: str) -> tuple[int, Any]:
     e = dict(os.environ, **env)
-    r = subprocess.run([sys.executable, "-m", "fi_compat", *args], capture_output=True, text=True,
-                       env=e, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "fi_compat", *args],
+        capture_output=True,
+        text=True,
+        env=e,
+        timeout=300,
+    )
     assert "Traceback" not in r.stderr, r.stderr
     return r.returncode, json.loads(r.stdout) if "--json" in args else r.stdout
 
@@ -42,8 +47,11 @@ def test_doctor_probe_reports_the_real_import_outcome() -> None:
         assert probe["severity"] == "ok"
     else:
         assert probe["severity"] == "error" and rc == 1
-        want = {"dsl-missing": "ModuleNotFoundError", "import-crash": "AssertionError",
-                "cubin-mismatch": "RuntimeError"}[EXPECT]
+        want = {
+            "dsl-missing": "ModuleNotFoundError",
+            "import-crash": "AssertionError",
+            "cubin-mismatch": "RuntimeError",
+        }[EXPECT]
         assert want in probe["explanation"]
     assert (rc == 1) == (doc["errors"] > 0)
 

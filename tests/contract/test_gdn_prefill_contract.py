@@ -51,8 +51,11 @@ def test_predicted_availability_matches_the_import() -> None:
     from fi_compat.info import entry_status
 
     status = entry_status(SPEC, facade.adapter)
-    want = {"dsl-missing": "needs nvidia-cutlass-dsl", "import-crash": "import fails here",
-            "cubin-mismatch": "import fails here"}
+    want = {
+        "dsl-missing": "needs nvidia-cutlass-dsl",
+        "import-crash": "import fails here",
+        "cubin-mismatch": "import fails here",
+    }
     assert status["status"] == want.get(EXPECT, "available"), status
 
 

@@ -19,8 +19,16 @@ def test_json_schema_without_flashinfer() -> None:
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["schema"] == 1 and set(data) == {
-        "schema", "fi_compat", "flashinfer", "torch", "adapters", "entry_points", "device",
-        "support", "cubins", "known_issues",
+        "schema",
+        "fi_compat",
+        "flashinfer",
+        "torch",
+        "adapters",
+        "entry_points",
+        "device",
+        "support",
+        "cubins",
+        "known_issues",
     }
     ep = data["entry_points"]["fi_compat.gdn_prefill.chunk_gated_delta_rule"]
     assert ep["status"] == "flashinfer not installed"

@@ -67,8 +67,9 @@ def matching_arch(issue: device.KnownIssue) -> tuple[int, int]:
 
 @pytest.mark.parametrize("issue", TABLE, ids=lambda i: i.id)
 def test_every_known_issue_is_reachable_by_a_query(issue: device.KnownIssue) -> None:
-    got = known_issues(feature=issue.feature, capability=matching_arch(issue),
-                       release=issue.range.lo)
+    got = known_issues(
+        feature=issue.feature, capability=matching_arch(issue), release=issue.range.lo
+    )
     assert issue in got
     family_name = issue.feature.partition(".")[0]
     assert issue in known_issues(feature=family_name, release=issue.range.lo)
@@ -76,8 +77,9 @@ def test_every_known_issue_is_reachable_by_a_query(issue: device.KnownIssue) -> 
         assert issue not in known_issues(feature=issue.feature, release=issue.range.hi)
     if issue.arch != "any":
         other = (5, 2)
-        assert issue not in known_issues(feature=issue.feature, capability=other,
-                                         release=issue.range.lo)
+        assert issue not in known_issues(
+            feature=issue.feature, capability=other, release=issue.range.lo
+        )
 
 
 def test_table_rows_are_well_formed() -> None:
@@ -86,7 +88,10 @@ def test_table_rows_are_well_formed() -> None:
     assert len(ids) == len(set(ids))
     for row in _issues.ISSUES:
         assert row["kind"] in kinds and row["ref"] and row["workaround"], row["id"]
-    assert [i.id for i in TABLE if not i.confirmed] == ["0.6.14-gb300-gdn-wedge", "0.6.18-gpu0-stall"]
+    assert [i.id for i in TABLE if not i.confirmed] == [
+        "0.6.14-gb300-gdn-wedge",
+        "0.6.18-gpu0-stall",
+    ]
 
 
 def cubin_dir(tmp_path: Path) -> str:
@@ -108,9 +113,14 @@ def cubin_dir(tmp_path: Path) -> str:
         ((12, 1), "0.6.18", False, "not in the SM100 family"),
     ],
 )
-def test_supports_trtllm_attention(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                   cc: tuple[int, int], release: str, ok: bool,
-                                   why: str | None) -> None:
+def test_supports_trtllm_attention(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cc: tuple[int, int],
+    release: str,
+    ok: bool,
+    why: str | None,
+) -> None:
     monkeypatch.setenv("FLASHINFER_CUBIN_DIR", cubin_dir(tmp_path))
     s = supports_trtllm_attention(capability=cc, release=release)
     assert bool(s) == ok, s.reasons
@@ -119,8 +129,9 @@ def test_supports_trtllm_attention(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert s.issues[0].id == why and "0.6.7.post2" in (s.fix or "")
 
 
-def test_trtllm_attention_batch_invariant_and_cubins(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_trtllm_attention_batch_invariant_and_cubins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("FLASHINFER_CUBIN_DIR", raising=False)
     calls: list[object] = []
     import urllib.request
@@ -129,8 +140,9 @@ def test_trtllm_attention_batch_invariant_and_cubins(tmp_path: Path,
     s = supports_trtllm_attention(capability=(10, 0), release="0.6.18")
     assert not s and calls == []  # no cubins, and no network probe unless asked
     assert "download-cubin" in (s.fix or "")
-    s = supports_trtllm_attention(capability=(10, 0), release="0.6.18", probe_network=True,
-                                  timeout=0.1)
+    s = supports_trtllm_attention(
+        capability=(10, 0), release="0.6.18", probe_network=True, timeout=0.1
+    )
     assert not s and len(calls) == 1 and any("unreachable" in r for r in s.reasons)
     monkeypatch.setenv("FLASHINFER_CUBIN_DIR", cubin_dir(tmp_path))
     assert supports_trtllm_attention(capability=(10, 0), release="0.6.18")
