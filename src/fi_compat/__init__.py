@@ -18,19 +18,31 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from . import errors, gdn_prefill
+    from . import device, doctor, errors, gdn_prefill
     from ._callpath import Adapter
     from .detection import Detection
+    from .device import KnownIssue
 
-__all__ = ["FACADES", "__version__", "adapters", "detect", "errors", "gdn_prefill"]
+__all__ = [
+    "FACADES",
+    "__version__",
+    "adapters",
+    "detect",
+    "device",
+    "doctor",
+    "errors",
+    "gdn_prefill",
+    "known_issues",
+    "set_validation",
+]
 
 # facade modules: attribute name -> the FlashInfer module it mirrors
 FACADES = {"gdn_prefill": "flashinfer.gdn_prefill"}
-_LAZY = {"errors", "registry", *FACADES}
+_LAZY = {"device", "doctor", "errors", "registry", *FACADES}
 
 
 def detect(refresh: bool = False) -> Detection:
-    """The installed flashinfer-python / -cubin / -jit-cache (see :mod:`fi_compat.detect`)."""
+    """The installed flashinfer-python / -cubin / -jit-cache (see :mod:`fi_compat.detection`)."""
     from .detection import detect as _detect
 
     return _detect(refresh)
@@ -51,6 +63,15 @@ def adapters(load: bool = True) -> dict[str, Adapter]:
     from ._callpath import adapters as _adapters
 
     return _adapters()
+
+
+def known_issues(
+    feature: str | None = None, capability: object = None, release: str | None = None
+) -> list[KnownIssue]:
+    """Known-issues rows that apply (see :func:`fi_compat.device.known_issues`)."""
+    from .device import known_issues as _known
+
+    return _known(feature, capability, release)
 
 
 def set_validation(enabled: bool) -> None:
