@@ -287,6 +287,13 @@ def case_validation_before_launch(release: str, make: Make) -> None:
             "beta must have shape",
         ),
     ]
+    bad.append(
+        (
+            errors.InvalidArgumentError,
+            dict(q=q, k=k, v=v, cu_seqlens=cu, initial_state=[0.0]),
+            "initial_state must be",
+        )
+    )
     for exc, kw, msg in bad:
         with pytest.raises(exc, match=msg):
             f(**kw)

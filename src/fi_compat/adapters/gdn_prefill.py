@@ -165,6 +165,15 @@ def _diagnose(*args: Any) -> None:
                 f"(num_sab_heads = max(num_q_heads, num_v_heads)), got "
                 f"{tuple(x.shape) if hasattr(x, 'shape') else type(x).__name__}"
             )
+    for n, x in (
+        ("initial_state", initial_state),
+        ("output", output),
+        ("output_state", output_state),
+    ):
+        if x is not None and not hasattr(x, "get_device"):
+            raise InvalidArgumentError(
+                f"{where}: {n} must be a torch.Tensor or None, got {type(x).__name__}"
+            )
     dev = q.device
     for n, x in (
         ("k", k),
