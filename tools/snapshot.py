@@ -7,8 +7,11 @@
 For every release in ``fi_compat.registry.KNOWN_RELEASES`` within the bounds it downloads
 the wheel (``pip download --no-deps``, cached in ``--wheels``), reads the module's source
 out of the zip and finds the function with :mod:`ast` -- nothing is imported or executed.
-``module:qualname`` takes ``Class.method`` qualnames; ``from .x import name`` re-exports
-are followed to the defining module.  The result is written (never edited by hand) to
+``module:qualname`` takes ``Class.method`` qualnames, and an enum class name
+(``flashinfer.fused_moe:ActivationType``) records its members and integer values;
+``mod_a|mod_b:name`` takes the first module (in order) that has the name;
+``from .x import name`` (and ``*``) re-exports are followed to the defining module.
+The result is written (never edited by hand) to
 ``src/fi_compat/_snapshots/<module>.<qualname>.json``: unique signatures once, and per
 release the defining module and the signature id (``null`` where the name is absent).
 """
@@ -86,6 +89,25 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[list[str | None]
     return out
 
 
+def _members(cls: ast.ClassDef) -> list[list[str | None]]:
+    """An enum class body as [[name, "member", integer value, None], ...] (``X = 3`` and
+    ``X = (3,)`` both give 3; members are in definition order)."""
+    out: list[list[str | None]] = []
+    for node in cls.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(value, ast.Tuple) and len(value.elts) == 1:
+                value = value.elts[0]
+            if (
+                isinstance(target, ast.Name)
+                and isinstance(value, ast.Constant)
+                and type(value.value) is int
+                and not target.id.startswith("_")
+            ):
+                out.append([target.id, "member", str(value.value), None])
+    return out
+
+
 def _ann(arg: ast.arg) -> str | None:
     return ast.unparse(arg.annotation) if arg.annotation is not None else None
 
@@ -109,14 +131,17 @@ def find(
         elif not rest and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name == head:
                 result = (module, _params(node))
+        elif not rest and isinstance(node, ast.ClassDef) and node.name == head:
+            result = (module, _members(node))
         elif isinstance(node, ast.ImportFrom) and node.level >= 1:
             for alias in node.names:
-                if (alias.asname or alias.name) == head:
+                star = alias.name == "*"
+                if star or (alias.asname or alias.name) == head:
                     pkg = module if fname.endswith("__init__.py") else module.rpartition(".")[0]
                     for _ in range(node.level - 1):
                         pkg = pkg.rpartition(".")[0]
                     target = f"{pkg}.{node.module}" if node.module else pkg
-                    sub_q = alias.name + (f".{rest}" if rest else "")
+                    sub_q = qualname if star else alias.name + (f".{rest}" if rest else "")
                     hit = find(zf, target, sub_q, depth + 1)
                     if hit is not None:
                         result = hit
@@ -132,7 +157,9 @@ def snapshot(entry: str, since: str, until: str, cache: Path) -> dict:
     for version in KNOWN_RELEASES[lo : hi + 1]:
         path = wheel_path(version, cache)
         with zipfile.ZipFile(path) as zf:
-            hit = find(zf, module, qualname)
+            hit = None
+            for candidate in module.split("|"):  # the first module that has it
+                hit = hit or find(zf, candidate, qualname)
         if hit is None:
             releases[version] = None
             continue
@@ -168,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     for entry in args.entry:
         data = snapshot(entry, args.since, args.until, Path(args.wheels).expanduser())
         module, _, qualname = entry.partition(":")
-        name = f"{module.removeprefix('flashinfer.')}.{qualname}.json"
+        name = f"{module.split('|')[0].removeprefix('flashinfer.')}.{qualname}.json"
         (out / name).write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
         print(f"wrote {out / name}", file=sys.stderr)
     return 0

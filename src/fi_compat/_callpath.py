@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     _P = ParamSpec("_P")
     _R = TypeVar("_R")
 
-__all__ = ["REQUIRED", "Adapter", "Emulation", "EntryPoint", "OptionalDependency", "Param"]
+__all__ = ["OMIT", "REQUIRED", "Adapter", "Emulation", "EntryPoint", "OptionalDependency", "Param"]
 
 
 class _Required:
@@ -56,6 +56,17 @@ class _Required:
 
 
 REQUIRED: Any = _Required()
+
+
+class _Omit:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OMIT"
+
+
+# a stable default meaning "not given: leave the release's own default" (never forwarded)
+OMIT: Any = _Omit()
 _SIMPLE = (str, int, float, bool, type(None))
 
 
@@ -80,6 +91,17 @@ class Param:
     dtypes:       ((first release, dtype name), ...): the integer dtype the release
                   reads natively; other integer dtypes are cast before the call
     note:         the reason / upstream reference, shown in docs and errors
+    until:        first release that no longer has it (removed there)
+    enum:         name of the :mod:`fi_compat.enums` class whose members it takes;
+                  translated by member name to the release's value at call time
+    spelled:      ((first release, name, enum), ...): older spellings; before the
+                  first entry's release the parameter is called ``name`` there and
+                  takes members of ``enum`` (mapped by meaning, see ``enum_map``)
+    enum_map:     {stable member name: older-domain member name} for ``spelled``
+    explicit:     always forwarded where present, even at the default, because some
+                  release's own default means something else
+    own:          a fi_compat-only parameter (never forwarded; an emulation serves it)
+    gaps:         ((from, to), ...): half-open release ranges that lack it again
     """
 
     __slots__ = (
@@ -93,6 +115,13 @@ class Param:
         "note",
         "default",
         "keyword_only",
+        "until",
+        "enum",
+        "spelled",
+        "enum_map",
+        "explicit",
+        "own",
+        "gaps",
     )
 
     def __init__(
@@ -106,8 +135,22 @@ class Param:
         emulation: str | None = None,
         dtypes: tuple[tuple[str, str], ...] = (),
         note: str = "",
+        until: str | None = None,
+        enum: str | None = None,
+        spelled: tuple[tuple[str, str, str | None], ...] = (),
+        enum_map: Mapping[str, str] | None = None,
+        explicit: bool = False,
+        own: bool = False,
+        gaps: tuple[tuple[str, str], ...] = (),
     ) -> None:
+        self.gaps = gaps
         self.name = name
+        self.until = until
+        self.enum = enum
+        self.spelled = spelled
+        self.enum_map = dict(enum_map or {})
+        self.explicit = explicit
+        self.own = own
         self.since = since
         self.neutral = neutral
         self.value_since = dict(value_since or {})
@@ -119,7 +162,19 @@ class Param:
         self.keyword_only = False
 
     def present_in(self, p: Placement) -> bool:
+        if self.own or (self.until is not None and at_least(p, self.until)):
+            return False
+        if any(at_least(p, lo) and not at_least(p, hi) for lo, hi in self.gaps):
+            return False
         return self.since is None or at_least(p, self.since)
+
+    def spelling(self, p: Placement) -> tuple[str, str | None]:
+        """(the release's name for it, the enum class of its values there)."""
+        out = (self.name, self.enum)
+        for since, name, enum in reversed(self.spelled):
+            if not at_least(p, since):
+                out = (name, enum)
+        return out
 
     def native_dtype(self, p: Placement) -> str | None:
         out = None
@@ -130,6 +185,9 @@ class Param:
 
     def boundaries(self) -> list[str]:
         out = [self.since] if self.since else []
+        out += [self.until] if self.until else []
+        out += [s for s, _, _ in self.spelled]
+        out += [b for gap in self.gaps for b in gap]
         out += list(self.value_since.values())
         out += [s for s, _ in self.dtypes]
         return out
@@ -215,8 +273,17 @@ class EntryPoint:
         optional_deps: Sequence[OptionalDependency] = (),
         boundaries: tuple[str, ...] = (),
         feature: str = "",
+        normalize: Callable[[Adapter], Callable[..., tuple[Any, ...]] | None] | None = None,
+        normalize_args: tuple[str, ...] = (),
+        normalize_out: tuple[str, ...] = (),
     ) -> None:
         self.facade = facade
+        # normalize(adapter) -> f(*normalize_args) -> new values of normalize_out (or None
+        # when the release needs nothing): runs on every call, before both paths, and
+        # must be cheap and copy-free for inputs that already conform
+        self.normalize = normalize
+        self.normalize_args = normalize_args
+        self.normalize_out = normalize_out
         self.name = name
         self.module = module
         self.attr = attr or name
@@ -346,6 +413,9 @@ class Adapter:
         self.native_dtypes: dict[str, str] = {}
         self.maybe_emulated: tuple[str, ...] = ()
         self.restricted: tuple[str, ...] = ()
+        self.spelling: dict[str, str] = {}  # stable name -> the release's name
+        self.enums: dict[str, tuple[str, str]] = {}  # name -> (stable, release) enum class
+        self._normalize: Callable[..., tuple[Any, ...]] | None = None
         if placement is not None and problem is None:
             ps = entry.params.values()
             self.present = tuple(p.name for p in ps if p.present_in(placement))
@@ -365,6 +435,14 @@ class Adapter:
                 if p.name in self.present
                 and any(not at_least(placement, s) for s in p.value_since.values())
             )
+            for n in self.present:
+                p = entry.params[n]
+                rname, renum = p.spelling(placement)
+                self.spelling[n] = rname
+                if p.enum is not None and renum is not None:
+                    self.enums[n] = (p.enum, renum)
+            if entry.normalize is not None:
+                self._normalize = entry.normalize(self)
             if placement.kind == "newer":
                 _warn_once(
                     (entry.name, "newer"),
@@ -394,6 +472,8 @@ class Adapter:
             "forwarded": list(self.present),
             "absent_in_release": list(self.absent),
             "native_dtypes": dict(self.native_dtypes),
+            "renamed": {n: r for n, r in self.spelling.items() if n != r},
+            "enums": {n: f"{a}->{b}" for n, (a, b) in self.enums.items()},
             "resolved": self._target is not None,
         }
 
@@ -432,7 +512,7 @@ class Adapter:
                 err = self._problem_error()
                 if err is not None:
                     raise err
-                self._set_target(self._import())
+                self._set_target(self._import(), live=True)
         assert self._target is not None
         return self._target
 
@@ -496,11 +576,136 @@ class Adapter:
             package=pkg,
         )
 
-    def _set_target(self, fn: Callable[..., Any] | None) -> None:
-        """Point the facade at ``fn`` (tests put a spy here); ``None`` re-arms resolution."""
+    def _set_target(self, fn: Callable[..., Any] | None, live: bool = False) -> None:
+        """Point the facade at ``fn`` (tests put a spy here); ``None`` re-arms resolution.
+
+        ``live``: ``fn`` is FlashInfer's own function, so enum values are passed as the
+        members of the release's own enum classes (some releases require the member,
+        not an int); otherwise as the integers of the snapshot table."""
         self._target = fn
         if self._ns:
             self._ns["_fn"] = fn if fn is not None else self._trampoline
+            for n in self.enums:
+                self._ns["_E_" + n] = self._enum_table(n, live) if fn is not None else {}
+
+    # -- enums ---------------------------------------------------------------------------
+    def _enum_table(self, name: str, live: bool) -> dict[Any, Any]:
+        """{stable member: the value the release takes} for enum parameter ``name``."""
+        from . import enums
+
+        p = self.entry.params[name]
+        stable_name, release_name = self.enums[name]
+        stable = getattr(enums, stable_name)
+        assert self.placement is not None
+        values = _release_enum_values(release_name, self.placement)
+        cls = _live_enum(release_name) if live else None
+        if cls is not None:  # the installed release's own class is the truth
+            values = {m.name: m for m in cls}
+        if values is None:
+            return {}
+        mapping = p.enum_map if release_name != stable_name else {}
+        out: dict[Any, Any] = {}
+        for m in stable:
+            rname = mapping.get(m.name) if mapping else m.name
+            if rname is not None and rname in values:
+                out[m] = values[rname]
+        return out
+
+    def stable_member(self, name: str, value: object) -> Any:
+        """``value`` (a fi_compat member, FlashInfer's member, or a documented raw int) as
+        the fi_compat member of parameter ``name``'s enum; typed error otherwise."""
+        from . import enums
+
+        p = self.entry.params[name]
+        assert p.enum is not None
+        stable = getattr(enums, p.enum)
+        if type(value) is stable:
+            return value
+        e = self.entry
+        where = f"{e.facade}.{e.name}({name}=...)"
+        fi_name = enums.flashinfer_member_name(value, p.enum)
+        if fi_name is not None:
+            if fi_name in stable._members_:
+                return stable[fi_name]
+            raise errors.InvalidArgumentError(
+                f"{where}: FlashInfer's {p.enum}.{fi_name} has no fi_compat counterpart; "
+                f"fi_compat {_own_version()} knows {', '.join(stable._members_)}"
+            )
+        for _, _, old_enum in p.spelled:  # the parameter's older domain, by meaning
+            if old_enum is None:
+                continue
+            old = getattr(enums, old_enum)
+            old_name = getattr(value, "name", None) if type(value) is old else None
+            old_name = old_name or enums.flashinfer_member_name(value, old_enum)
+            if old_name is not None:
+                back = {v: k for k, v in p.enum_map.items()}
+                if old_name in back:
+                    return stable[back[old_name]]
+        if type(value) is int:
+            ambiguous = self._ambiguous_ints(p)
+            if value in ambiguous:
+                raise errors.InvalidArgumentError(
+                    f"{where}: the raw integer {value} is ambiguous here: {ambiguous[value]}. "
+                    f"Pass a member instead, e.g. fi_compat.enums.{p.enum}."
+                    f"{stable.stable_ints().get(value, 'Swiglu')}"
+                )
+            stable_ints = stable.stable_ints()
+            if value in stable_ints:
+                return stable[stable_ints[value]]
+            meanings = stable.meanings(value)
+            told = "; ".join(f"{n} in {_span(rs)}" for n, rs in meanings.items()) or "nothing"
+            raise errors.InvalidArgumentError(
+                f"{where}: the raw integer {value} has meant different members across "
+                f"FlashInfer releases ({told}), so fi_compat will not guess. Pass "
+                f"fi_compat.enums.{p.enum}.<name> (integers accepted: "
+                f"{', '.join(f'{v}={n}' for v, n in stable_ints.items())})"
+            )
+        raise errors.InvalidArgumentError(
+            f"{where}: expected a fi_compat.enums.{p.enum} member, FlashInfer's {p.enum} "
+            f"member or one of its stable integers; got {_short(value)}"
+        )
+
+    def _ambiguous_ints(self, p: Param) -> dict[int, str]:
+        """Integers valid in both the parameter's older and current domain, with
+        different meanings (e.g. gated_act_type 0=SwiGlu vs activation_type 0=Gelu)."""
+        from . import enums
+
+        assert p.enum is not None
+        new = getattr(enums, p.enum).stable_ints()
+        out: dict[int, str] = {}
+        for since, old_name, old_enum in p.spelled:
+            if old_enum is None:
+                continue
+            for v, n in getattr(enums, old_enum).stable_ints().items():
+                if v in new and p.enum_map.get(new[v]) != n:
+                    out[v] = (
+                        f"{old_name}={v} meant {old_enum}.{n} before {since}, "
+                        f"{p.name}={v} means {p.enum}.{new[v]}"
+                    )
+        return out
+
+    def enum_value(self, name: str, value: object) -> Any:
+        """The release's value for enum parameter ``name`` (general path)."""
+        member = self.stable_member(name, value)
+        table = self._ns.get("_E_" + name)
+        if table and member in table:
+            return table[member]
+        from . import enums
+
+        assert self.placement is not None
+        p = self.entry.params[name]
+        stable_name, release_name = self.enums[name]
+        rname = p.enum_map.get(member.name) if release_name != stable_name else member.name
+        first = getattr(enums, release_name).first_release(rname) if rname else None
+        if rname is None or first is None or not at_least(self.placement, first):
+            need = getattr(enums, stable_name).first_release(member.name)
+            if rname is None:  # only the newer spelling has it
+                need = next(s for s, _, _ in p.spelled)
+            raise self._unsupported(p, member, need or NEWEST, value=True)
+        raise errors.FiCompatError(  # table and snapshot disagree: a broken install?
+            f"{self.entry.name}: {release_name}.{rname} is in the snapshot of "
+            f"{self.release} but not in the installed FlashInfer class"
+        )
 
     def _trampoline(self, **kw: Any) -> Any:
         return self.resolve()(**kw)
@@ -521,10 +726,14 @@ class Adapter:
             val = kw[name]
             if name in served:
                 continue
+            if p.enum is not None and not p.own:
+                val = self.stable_member(name, val)
             if _is(val, p.default) or p.hint or any(_is(val, x) for x in p.neutral):
                 continue
             need = p.value_since.get(val) if type(val) in _SIMPLE else None
-            raise self._unsupported(p, val, need or p.since or e.since)
+            pl = self.placement
+            gap = next((hi for lo, hi in p.gaps if pl and at_least(pl, lo)), None)
+            raise self._unsupported(p, val, need or gap or p.since or e.since)
         for name in present:
             p = e.params[name]
             if p.value_since and type(kw[name]) in _SIMPLE:
@@ -532,12 +741,18 @@ class Adapter:
                 if need is not None and self.placement and not at_least(self.placement, need):
                     raise self._unsupported(p, kw[name], need, value=True)
         states = [(em, em.before(self, kw)) for em in active]
-        call = {n: kw[n] for n in present}
+        if self._target is None and self.enums:
+            self.resolve()  # the enum tables follow the target
+        call = {n: kw[n] for n in present if kw[n] is not OMIT}
+        for n in self.enums:
+            call[n] = self.enum_value(n, call[n])
         ns = self._ns
         for name in self.native_dtypes:
             t = call[name]
             if t is not None and t.dtype is not ns["_dt_" + name]:
                 call[name] = self._cast(name, t)
+        spelling = self.spelling
+        call = {spelling[n]: v for n, v in call.items()}
         if extra:
             call.update(extra)
         result = ns["_fn"](**call)
@@ -550,7 +765,7 @@ class Adapter:
     ) -> errors.UnsupportedParameterError:
         e = self.entry
         shown = _short(val)
-        what = f"{p.name}={shown}" if value or type(val) in _SIMPLE else p.name
+        what = f"{p.name}={shown}" if value or p.enum or type(val) in _SIMPLE else p.name
         default = "" if value else f", or leave {p.name} at its default ({p.default!r})"
         why = f" ({p.note})" if p.note else ""
         return errors.UnsupportedParameterError(
@@ -570,6 +785,8 @@ class Adapter:
         if not e.bound:
             e.bind_stub(stub)
         ns: dict[str, Any] = {"_adapter": self, "_fn": self._trampoline, "_NOTYET": object()}
+        for n in self.enums:
+            ns["_E_" + n] = {}  # filled when the target is set (first call)
         sig: list[str] = []
         for i, n in enumerate(e.order):
             p = e.params[n]
@@ -586,13 +803,22 @@ class Adapter:
         if self.problem is None:
             ns["_validate"] = self._cold_validate
             body.append(f"    _validate({', '.join(e.validate_args)})")
-            slow = {*self.absent, *self.maybe_emulated, *self.restricted}
+            if self._normalize is not None:
+                ns["_normalize"] = self._normalize
+                outs = ", ".join(e.normalize_out)
+                body.append(f"    {outs}, = _normalize({', '.join(e.normalize_args)})")
+            omit = {n for n in self.present if e.params[n].default is OMIT}
+            slow = {*self.absent, *self.maybe_emulated, *self.restricted, *omit}
             guarded = [n for n in e.order if n in slow]
             # parameters added after the entry's first release that this release has:
             # left at their default (== the release's default, checked per release by
             # the snapshot tests) they are omitted, keeping the common call as cheap as
             # on the oldest release (each extra keyword costs ~40 ns).
-            tail = [n for n in self.present if e.params[n].since is not None and n not in slow]
+            tail = [
+                n
+                for n in self.present
+                if e.params[n].since is not None and n not in slow and not e.params[n].explicit
+            ]
             conds = ["not kwargs"]
             for n in self.native_dtypes:
                 ns["_dt_" + n] = ns["_NOTYET"]  # real dtype set on the first call
@@ -602,12 +828,21 @@ class Adapter:
                 else:
                     conds.append(f"({n} is None or {n}.dtype is _dt_{n})")
             body.append(f"    if {' and '.join(conds)}:")
-            tiers = [(guarded + tail, [n for n in self.present if n not in tail])]
+            if self.enums:  # by member name: one dict probe each; anything else -> general
+                body.append("        try:")
+                for n in self.enums:
+                    body.append(f"            _t_{n} = _E_{n}[{n}]")
+                body.append("        except (KeyError, TypeError):")
+                body.append(f"            return _adapter.call_general({{{all_kw}}}, kwargs)")
+            tiers = [(guarded + tail, [n for n in self.present if n not in tail and n not in omit])]
             if tail:
-                tiers.append((guarded, list(self.present)))
+                tiers.append((guarded, [n for n in self.present if n not in omit]))
             for i, (names, fwd) in enumerate(tiers):
                 ns[f"_G{i}"] = tuple(e.params[n].default for n in names)
-                call = f"return _fn({', '.join(f'{n}={n}' for n in fwd)})"
+                args = ", ".join(
+                    f"{self.spelling[n]}={'_t_' if n in self.enums else ''}{n}" for n in fwd
+                )
+                call = f"return _fn({args})"
                 if names:
                     ordered = [n for n in e.order if n in names]
                     body.append(f"        if ({', '.join(ordered)},) == _G{i}:")
@@ -674,6 +909,42 @@ class Adapter:
     def _cold_validate(self, *args: Any) -> None:
         self._prepare()
         self.entry.validate(*args)
+
+
+def _release_enum_values(cls_name: str, p: Placement) -> dict[str, Any] | None:
+    """Member values of FlashInfer's ``cls_name`` on the release at or below ``p``."""
+    from . import enums
+    from .registry import KNOWN_RELEASES
+
+    release = KNOWN_RELEASES[min(p.pos // 2, len(KNOWN_RELEASES) - 1)]
+    values = getattr(enums, cls_name).values_in(release)
+    return dict(values) if values is not None else None
+
+
+_ENUM_MODULES = (
+    "flashinfer.tllm_enums",  # 0.6.7+
+    "flashinfer.fused_moe.core",
+    "flashinfer.fused_moe",
+    "flashinfer.fp4_quantization",  # SfLayout before 0.6.7
+)
+
+
+def _live_enum(cls_name: str) -> Any:
+    """The installed FlashInfer's own enum class ``cls_name`` (None if not found)."""
+    import importlib
+
+    for mod in _ENUM_MODULES:
+        try:
+            cls = getattr(importlib.import_module(mod), cls_name, None)
+        except Exception:  # absent in this release
+            continue
+        if cls is not None and hasattr(cls, "__members__"):
+            return cls
+    return None
+
+
+def _span(releases: Sequence[str]) -> str:
+    return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
 
 
 def _is_integer(dt: Any) -> bool:
