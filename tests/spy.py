@@ -1,11 +1,16 @@
-"""A spy standing in for FlashInfer's kernel launch, and nothing else.
+"""Spies standing in for FlashInfer's innermost function, and nothing else.
 
-It binds every call against a real FlashInfer signature (``inspect.signature`` of the
-installed function, or the release's snapshot read from its wheel), records the bound
-arguments, and returns what the kernel would: ``output`` ``[T, H_sab, D]`` in q's dtype
-and, with ``output_final_state``, the final state ``[N, H_sab, D, D]`` float32 (into
-``output_state`` when given).  The fake final state is ``initial_state + 1`` (``1`` from
-a zero state) so tests can tell which rows went where.
+Each binds every call against a real FlashInfer signature (``inspect.signature`` of the
+installed function, or the release's snapshot read statically from its wheel), records
+the bound arguments and returns what the kernel would (shapes and dtypes).
+
+* :class:`Spy` (GDN prefill): ``output`` ``[T, H_sab, D]`` in q's dtype and, with
+  ``output_final_state``, the final state ``[N, H_sab, D, D]`` float32 (into
+  ``output_state`` when given).  The fake final state is ``initial_state + 1`` (``1``
+  from a zero state) so tests can tell which rows went where.
+* :class:`MoeSpy` (fused MoE): the ``[num_tokens, hidden]`` bfloat16 output (into
+  ``output`` when given), as a list for the FP4/MxInt4 entry points and for
+  ``do_finalize=False``, as a tensor otherwise.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from typing import Any
 
 import torch
 
-from fi_compat import snapshots
+from fi_compat import enums, snapshots
+from fi_compat._callpath import EntryPoint
 from fi_compat.adapters.gdn_prefill import SPEC
 
 _KIND = {
@@ -26,24 +32,37 @@ _KIND = {
     "ko": inspect.Parameter.KEYWORD_ONLY,
     "vk": inspect.Parameter.VAR_KEYWORD,
 }
+UNSET = object()  # FlashInfer's _UNSET sentinel (0.7.4 nvfp4_4over6)
 
 
-def snapshot_signature(release: str) -> inspect.Signature:
+def default_value(source: str, release: str) -> Any:
+    """A default as written in the wheel, evaluated: literals, and enum members
+    (``ActivationType.Swiglu.value``, ``WeightLayout.BlockMajorK``) as that release's
+    integer, read from the enum snapshots."""
+    if source == "_UNSET":
+        return UNSET
+    try:
+        return ast.literal_eval(source)
+    except ValueError:
+        cls, member = source.removesuffix(".value").split(".")
+        values = getattr(enums, cls).values_in(release)
+        return values[member]
+
+
+def snapshot_signature(release: str, entry: EntryPoint = SPEC) -> inspect.Signature:
     """The release's signature as read statically from its wheel (tools/snapshot.py)."""
-    params = snapshots.params(SPEC, release)
-    assert params is not None, release
+    params = snapshots.params(entry, release)
+    assert params is not None, (entry.name, release)
     out = []
     for name, kind, default, _ann in params:
-        d = inspect.Parameter.empty if default is None and kind in ("pk", "po") else None
-        if default is not None:
-            d = ast.literal_eval(default)
-        if kind in ("va", "vk"):
-            d = inspect.Parameter.empty
+        d: Any = inspect.Parameter.empty
+        if default is not None and kind not in ("va", "vk"):
+            d = default_value(default, release)
         out.append(inspect.Parameter(name, _KIND[kind], default=d))
     return inspect.Signature(out)
 
 
-class Spy:
+class BindSpy:
     def __init__(self, signature: inspect.Signature) -> None:
         self.signature = signature
         self.calls: list[dict[str, Any]] = []
@@ -56,6 +75,18 @@ class Spy:
         bound.apply_defaults()
         a = dict(bound.arguments)
         self.calls.append(a)
+        return self.result(a)
+
+    def result(self, a: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.calls[-1]
+
+
+class Spy(BindSpy):
+    def result(self, a: dict[str, Any]) -> Any:
         q, v = a["q"], a["v"]
         t, _, d = q.shape
         h = max(q.shape[1], v.shape[1])
@@ -70,6 +101,26 @@ class Spy:
             return out, a["output_state"]
         return out, final
 
-    @property
-    def last(self) -> dict[str, Any]:
-        return self.calls[-1]
+
+_LIST_RESULT = ("trtllm_fp4_block_scale", "trtllm_mxint4")
+
+
+class MoeSpy(BindSpy):
+    def __init__(self, signature: inspect.Signature, name: str, hidden: int) -> None:
+        super().__init__(signature)
+        self.name = name
+        self.hidden = hidden
+
+    def result(self, a: dict[str, Any]) -> Any:
+        if self.name == "cutlass_fused_moe":
+            x = a["input"]
+            out = a.get("output")
+            res = out if out is not None else torch.full((x.shape[0], self.hidden), 2.0)
+            return res
+        x = a["hidden_states"]
+        out = a.get("output")
+        res = out if out is not None else torch.full((x.shape[0], self.hidden), 2.0)
+        res = res.to(torch.bfloat16) if out is None else res
+        if self.name.startswith(_LIST_RESULT) or not a.get("do_finalize", True):
+            return [res]
+        return res

@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from . import device, doctor, errors, gdn_prefill
+    from . import device, doctor, enums, errors, fused_moe, gdn_prefill
     from ._callpath import Adapter
     from .detection import Detection
     from .device import KnownIssue
@@ -30,15 +30,17 @@ __all__ = [
     "detect",
     "device",
     "doctor",
+    "enums",
     "errors",
+    "fused_moe",
     "gdn_prefill",
     "known_issues",
     "set_validation",
 ]
 
 # facade modules: attribute name -> the FlashInfer module it mirrors
-FACADES = {"gdn_prefill": "flashinfer.gdn_prefill"}
-_LAZY = {"device", "doctor", "errors", "registry", *FACADES}
+FACADES = {"gdn_prefill": "flashinfer.gdn_prefill", "fused_moe": "flashinfer.fused_moe"}
+_LAZY = {"device", "doctor", "enums", "errors", "registry", *FACADES}
 
 
 def detect(refresh: bool = False) -> Detection:
@@ -51,7 +53,8 @@ def detect(refresh: bool = False) -> Detection:
 def adapters(load: bool = True) -> dict[str, Adapter]:
     """The adapter chosen for every facade function, keyed by its dotted name.
 
-    ``load=True`` imports every facade first (cheap: FlashInfer is not imported).
+    ``load=True`` imports every facade module first and builds its functions (cheap:
+    FlashInfer is not imported).
     ``adapters()["fi_compat.gdn_prefill.chunk_gated_delta_rule"].describe()`` says which
     release range it serves, what it forwards and what it drops or emulates.
     """

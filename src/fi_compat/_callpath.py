@@ -276,8 +276,10 @@ class EntryPoint:
         normalize: Callable[[Adapter], Callable[..., tuple[Any, ...]] | None] | None = None,
         normalize_args: tuple[str, ...] = (),
         normalize_out: tuple[str, ...] = (),
+        matrix_note: str = "",
     ) -> None:
         self.facade = facade
+        self.matrix_note = matrix_note  # one line for the support matrix (e.g. GPUs)
         # normalize(adapter) -> f(*normalize_args) -> new values of normalize_out (or None
         # when the release needs nothing): runs on every call, before both paths, and
         # must be cheap and copy-free for inputs that already conform
@@ -325,6 +327,46 @@ class EntryPoint:
                 p.default = defaults[i - first_default]
         self.bound = True
 
+    def release_notes(self) -> str:
+        """What each release range does with each parameter, from the table (docstrings)."""
+        out = []
+        for p in self.params.values():
+            if p.own:
+                what = "fi_compat only (never forwarded)"
+            elif p.since or p.until or p.gaps:
+                span = f">={p.since}" if p.since else f">={self.since}"
+                span += f", <{p.until}" if p.until else ""
+                span += "".join(f", not {lo}-{hi} (excl.)" for lo, hi in p.gaps)
+                if p.hint:
+                    rest = "dropped elsewhere (a hint)"
+                elif p.emulation:
+                    rest = "emulated elsewhere"
+                elif p.default is OMIT:
+                    rest = "elsewhere UnsupportedParameterError unless left out"
+                else:
+                    vals = ", ".join(dict.fromkeys(repr(v) for v in (p.default, *p.neutral)))
+                    rest = f"elsewhere dropped at {vals}, else UnsupportedParameterError"
+                what = f"flashinfer-python {span}; {rest}"
+            else:
+                what = ""
+            extra = []
+            if p.spelled:
+                extra += [f"called ``{n}`` before {s}" for s, n, _ in p.spelled]
+            if p.enum:
+                extra.append(f"``{p.enum}`` member, translated by name per release")
+            if p.explicit:
+                extra.append("always forwarded explicitly")
+            if p.dtypes:
+                extra.append("native dtype " + ", ".join(f"{dt} from {s}" for s, dt in p.dtypes))
+            for value, since in p.value_since.items():
+                extra.append(f"``{value!r}`` needs {since}")
+            if not (what or extra):
+                continue
+            why = f" ({p.note})" if p.note and what else ""
+            text = "; ".join(x for x in (what + why, *extra) if x)
+            out += _wrap(f"``{p.name}``: {text}.")
+        return "\n".join(out)
+
     def generations(self) -> list[VersionRange]:
         """Disjoint ranges, covering ``since`` onwards, over which the adapter is constant."""
         from .registry import KNOWN_RELEASES
@@ -366,6 +408,17 @@ class EntryPoint:
 
     def optional_dependency(self, p: Placement) -> OptionalDependency | None:
         return next((d for d in self.optional_deps if d.range.contains(p)), None)
+
+
+def _wrap(text: str, width: int = 88) -> list[str]:
+    """``text`` as docstring lines: 4 spaces, continuation lines 8 (no textwrap import)."""
+    lines, cur = [], "   "
+    for word in text.split(" "):
+        if len(cur) + 1 + len(word) > width and cur.strip():
+            lines.append(cur)
+            cur = "       "
+        cur += " " + word
+    return [*lines, cur]
 
 
 def _known_index(release: str) -> int:
@@ -604,7 +657,7 @@ class Adapter:
         if values is None:
             return {}
         mapping = p.enum_map if release_name != stable_name else {}
-        out: dict[Any, Any] = {}
+        out: dict[Any, Any] = {None: None} if p.default is None else {}
         for m in stable:
             rname = mapping.get(m.name) if mapping else m.name
             if rname is not None and rname in values:
@@ -726,7 +779,7 @@ class Adapter:
             val = kw[name]
             if name in served:
                 continue
-            if p.enum is not None and not p.own:
+            if p.enum is not None and not p.own and val is not None:
                 val = self.stable_member(name, val)
             if _is(val, p.default) or p.hint or any(_is(val, x) for x in p.neutral):
                 continue
@@ -745,7 +798,8 @@ class Adapter:
             self.resolve()  # the enum tables follow the target
         call = {n: kw[n] for n in present if kw[n] is not OMIT}
         for n in self.enums:
-            call[n] = self.enum_value(n, call[n])
+            if call.get(n) is not None:
+                call[n] = self.enum_value(n, call[n])
         ns = self._ns
         for name in self.native_dtypes:
             t = call[name]
@@ -973,9 +1027,49 @@ def _strict_env() -> str:
 def make_facade(stub: Callable[_P, _R], entry: EntryPoint) -> Callable[_P, _R]:
     """Build the facade function for ``entry`` against the detected FlashInfer release."""
     entry.bind_stub(stub)  # type: ignore[arg-type]
+    doc = stub.__doc__
+    if doc and "{release_notes}" in doc:  # generated from the table, never hand-kept
+        stub.__doc__ = doc.replace("{release_notes}", entry.release_notes().lstrip())
     adapter = entry.select(detect().flashinfer)
     _ADAPTERS[f"{entry.facade}.{entry.name}"] = adapter
     return adapter.build(stub)  # type: ignore[arg-type]
+
+
+def lazy_facades(
+    ns: dict[str, Any], table: Mapping[str, tuple[Callable[..., Any], EntryPoint]]
+) -> None:
+    """Build the facade functions of module namespace ``ns`` on first access.
+
+    ``table``: {public name: (stub, entry)}.  Installs the module's ``__getattr__``
+    (PEP 562), so importing a facade module with many entry points costs only its stubs;
+    each function is generated (and its adapter chosen) when first looked up, then lives
+    in the module's globals.  :func:`adapters` builds all of them."""
+    lock = _thread.allocate_lock()
+    for stub, entry in table.values():  # the tables know their signature from import on
+        entry.bind_stub(stub)  # type: ignore[arg-type]
+
+    def build(name: str) -> Any:
+        with lock:
+            if name not in ns:
+                stub, entry = table[name]
+                ns[name] = make_facade(stub, entry)
+        return ns[name]
+
+    def __getattr__(name: str) -> Any:
+        if name in table:
+            return build(name)
+        raise AttributeError(f"module {ns['__name__']!r} has no attribute {name!r}")
+
+    def build_all() -> None:
+        for name in table:
+            build(name)
+
+    ns["__getattr__"] = __getattr__
+    _BUILDERS[ns["__name__"]] = build_all
+
+
+# facade modules with lazily built functions: module name -> build them all
+_BUILDERS: dict[str, Callable[[], None]] = {}
 
 
 # fi_compat.set_validation(); FI_COMPAT_VALIDATE=0 starts with the checks off
@@ -1001,6 +1095,10 @@ def set_validation(enabled: bool) -> None:
 _ADAPTERS: dict[str, Adapter] = {}
 
 
-def adapters() -> dict[str, Adapter]:
-    """The adapters chosen so far, keyed by facade function."""
+def adapters(build: bool = True) -> dict[str, Adapter]:
+    """The adapters of every facade function of the imported facade modules, keyed by
+    dotted name (``build=False``: only those built so far)."""
+    if build:
+        for build_all in list(_BUILDERS.values()):
+            build_all()
     return dict(_ADAPTERS)

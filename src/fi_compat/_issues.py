@@ -13,6 +13,9 @@ no second one).  Fields:
 ``ref``       upstream reference (FI# FlashInfer, V# vLLM, S# SGLang PRs/issues)
 ``workaround`` the fix or workaround
 ``confirmed`` False where the report is unconfirmed (reported as a warning, not an error)
+``when``      optional {query detail: value}: the row applies only to calls with those
+              details (e.g. ``{"quantization": "bf16", "activation": "Relu2"}``); a query
+              that does not say reports it as a caveat without failing
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ ISSUES: tuple[dict[str, object], ...] = (
         "(V#39825)",
         "workaround": "pip install 'flashinfer-python>=0.6.8', or another MoE backend on SM121",
         "confirmed": True,
+        "when": {"quantization": "bf16", "activation": "Relu2"},
     },
     {
         "id": "sm110-moe-cubins-missing",

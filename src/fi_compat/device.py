@@ -130,6 +130,7 @@ class KnownIssue:
         "range",
         "ref",
         "summary",
+        "when",
         "workaround",
     )
 
@@ -144,6 +145,8 @@ class KnownIssue:
         self.ref = str(row["ref"])
         self.workaround = str(row["workaround"])
         self.confirmed = bool(row["confirmed"])
+        when = row.get("when") or {}
+        self.when = {str(k): str(v) for k, v in cast("dict[str, object]", when).items()}
 
     def applies_to_arch(self, cc: tuple[int, int] | None) -> bool:
         """``None`` (unknown GPU) matches every row."""
@@ -168,6 +171,7 @@ class KnownIssue:
             "ref": self.ref,
             "workaround": self.workaround,
             "confirmed": self.confirmed,
+            "when": dict(self.when),
         }
 
     def __repr__(self) -> str:
@@ -268,9 +272,18 @@ class Support:
 
 
 def _common(
-    feature: str, cc: tuple[int, int] | None, pl: Placement | None, reasons: list[str]
+    feature: str,
+    cc: tuple[int, int] | None,
+    pl: Placement | None,
+    reasons: list[str],
+    details: dict[str, str | None] | None = None,
 ) -> tuple[bool, str | None, list[KnownIssue]]:
-    """Checks every query shares: disabled switch, GPU present, release, known issues."""
+    """Checks every query shares: disabled switch, GPU present, release, known issues.
+
+    ``details``: what the query knows about the call (e.g. ``quantization``), matched
+    against a row's ``when``; a detail the query leaves at ``None`` makes the row a
+    caveat (listed in ``reasons``, not failing)."""
+    details = details or {}
     ok, fix = True, None
     if disabled(feature):
         ok = False
@@ -292,6 +305,12 @@ def _common(
                 and issue.applies_to_arch(cc)
                 and issue.kind in ("hang", "broken", "missing-kernel")
             ):
+                if any(details.get(k, v) not in (v, None) for k, v in issue.when.items()):
+                    continue  # the call is not the one the row describes
+                if any(details.get(k) is None for k in issue.when):
+                    cond = ", ".join(f"{k}={v}" for k, v in issue.when.items())
+                    reasons.append(f"caveat, known issue {issue.id} when {cond}: {issue.summary}")
+                    continue
                 found.append(issue)
                 reasons.append(f"known issue {issue.id}: {issue.summary} ({issue.ref})")
                 ok = False
@@ -381,3 +400,88 @@ def supports_xqa_decode(*, capability: object = None, release: str | None = None
         reasons.append("the xqa API of this form exists from flashinfer-python 0.5.0")
         fix = fix or "pip install 'flashinfer-python>=0.5.0'"
     return Support(feature, ok, reasons, fix, found)
+
+
+# CUTLASS fused-MoE module per compute capability (``get_cutlass_fused_moe_module`` in
+# ``flashinfer/fused_moe/core.py``): SM89, SM90, SM100/103/110 and SM120/121 in every
+# release from 0.5.0; SM107 from 0.6.18 (first seen there; 0.6.11 lacks it).  Anything
+# else raises ``ValueError("Invalid backend")`` at the first call.
+_CUTLASS_MOE_ARCHES: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = (
+    ("0.5.0", ((8, 9), (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1))),
+    ("0.6.18", ((10, 7),)),
+)
+
+
+def supports_cutlass_moe(
+    *,
+    capability: object = None,
+    release: str | None = None,
+    quantization: str | None = None,
+    activation: str | None = None,
+) -> Support:
+    """``cutlass_fused_moe`` on this GPU and release: an architecture the release builds
+    CUTLASS MoE kernels for, and no known issue for the call described.
+
+    ``quantization`` (``"bf16"``, ``"fp8"``, ``"nvfp4"``, ...) and ``activation`` (an
+    ``ActivationType`` member name, e.g. ``"Relu2"``) narrow the known issues: e.g. SM121
+    bf16 + Relu2 before 0.6.8 (``sm121-cutlass-moe-relu2``).  Left ``None``, such rows
+    are listed as caveats and do not fail the query."""
+    feature = "moe.cutlass"
+    cc = _resolve_cc(capability)
+    pl = _placement(release)
+    reasons: list[str] = []
+    details = {"quantization": quantization, "activation": _member_name(activation)}
+    ok, fix, found = _common(feature, cc, pl, reasons, details)
+    if cc is not None and pl is not None:
+        arches = [a for since, rows in _CUTLASS_MOE_ARCHES if at_least(pl, since) for a in rows]
+        if cc not in arches:
+            ok = False
+            names = ", ".join(f"SM{a}{b}" for a, b in arches)
+            reasons.append(
+                f"flashinfer-python {pl.version} builds CUTLASS MoE kernels for {names}, "
+                f"not SM{cc[0]}{cc[1]}"
+            )
+    return Support(feature, ok, reasons, fix, found)
+
+
+def supports_trtllm_moe(
+    *,
+    capability: object = None,
+    release: str | None = None,
+    quantization: str | None = None,
+    probe_network: bool = False,
+    timeout: float = 3.0,
+) -> Support:
+    """The TRTLLM-gen fused-MoE entry points (``trtllm_*_moe``): an architecture the
+    release's launcher admits (SM10x in every release; SM12x too from 0.6.7, whose
+    ``init_common`` checks ``major == 10 || major == 12``), the cubins reachable, and
+    no known issue (SM110 never passes the launcher's check; see also
+    ``sm110-moe-cubins-missing``)."""
+    feature = "moe.trtllm"
+    cc = _resolve_cc(capability)
+    pl = _placement(release)
+    reasons: list[str] = []
+    ok, fix, found = _common(feature, cc, pl, reasons, {"quantization": quantization})
+    if cc is not None and pl is not None:
+        majors = (10, 12) if at_least(pl, "0.6.7") else (10,)
+        if cc[0] not in majors:
+            ok = False
+            fams = " and ".join(f"SM{m}x" for m in majors)
+            reasons.append(
+                f"TRTLLM-gen MoE in flashinfer-python {pl.version} runs on {fams} only "
+                f"(the launcher rejects SM{cc[0]}{cc[1]})"
+            )
+    if pl is not None and ok:
+        reach, why = cubins_reachable(release, probe_network, timeout)
+        reasons.append(why)
+        if not reach:
+            ok = False
+            fix = fix or "python -m fi_compat download-cubin (or pip install flashinfer-cubin)"
+    return Support(feature, ok, reasons, fix, found)
+
+
+def _member_name(value: object) -> str | None:
+    """An enum member (fi_compat's or FlashInfer's) or a name, as a name."""
+    if value is None or isinstance(value, str):
+        return value
+    return str(getattr(value, "name", value))

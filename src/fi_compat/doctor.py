@@ -443,18 +443,19 @@ def run(
 
         from .info import probe
 
+        modules: dict[str, str] = {}  # one probe per FlashInfer module
         for name, adapter in fi_compat.adapters(load=True).items():
-            r = probe(adapter.entry.module, timeout)
+            modules.setdefault(adapter.entry.module, name)
+        for module, name in modules.items():
+            r = probe(module, timeout)
             if r["ok"]:
-                findings.append(
-                    Finding("ok", "probe", f"{adapter.entry.module} imports ({r.get('seconds')} s)")
-                )
+                findings.append(Finding("ok", "probe", f"{module} imports ({r.get('seconds')} s)"))
             else:
                 findings.append(
                     Finding(
                         "error",
                         "probe",
-                        f"import {adapter.entry.module} fails",
+                        f"import {module} fails",
                         str(r["error"]),
                         f"see {name} in python -m fi_compat info",
                     )

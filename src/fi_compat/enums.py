@@ -32,8 +32,7 @@ lookup costs one dict probe).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ __all__ = [
     "WeightLayout",
 ]
 
-_SNAPSHOTS = Path(__file__).with_name("_snapshots")
+_SNAPSHOTS = os.path.join(os.path.dirname(__file__), "_snapshots")
 
 
 class _Meta(type):
@@ -153,7 +152,10 @@ def _tables(cls: type[StableEnum]) -> dict[str, dict[str, int] | None]:
         return {}
     table = _TABLES.get(name)
     if table is None:
-        data = json.loads((_SNAPSHOTS / f"{name}.json").read_text())
+        import json  # first use only: json (and re, enum) cost ~10 ms to import
+
+        with open(os.path.join(_SNAPSHOTS, f"{name}.json"), encoding="utf-8") as fh:
+            data = json.load(fh)
         sigs = {
             sid: {m[0]: int(m[2]) for m in members} for sid, members in data["signatures"].items()
         }
@@ -166,37 +168,37 @@ class RoutingMethodType(StableEnum):
     """How the TRTLLM-gen MoE kernels turn router logits into top-k experts."""
 
     _snapshot_ = "tllm_enums.RoutingMethodType"
-    Default: str  # softmax -> top-k
-    Renormalize: str  # top-k -> softmax
-    DeepSeekV3: str  # sigmoid + bias -> grouped top-k (fp32 logits)
-    Llama4: str  # top-1 -> sigmoid
-    RenormalizeNaive: str  # softmax -> top-k -> renormalise (Qwen3)
-    TopK: str  # top-k only
-    SigmoidRenorm: str  # 0.6.8+
-    MiniMax2: str  # 0.6.8+
-    Sigmoid: str  # 0.6.11+
-    TopKSigmoid: str  # 0.6.18+
-    Unspecified: str
+    Default: RoutingMethodType  # softmax -> top-k
+    Renormalize: RoutingMethodType  # top-k -> softmax
+    DeepSeekV3: RoutingMethodType  # sigmoid + bias -> grouped top-k (fp32 logits)
+    Llama4: RoutingMethodType  # top-1 -> sigmoid
+    RenormalizeNaive: RoutingMethodType  # softmax -> top-k -> renormalise (Qwen3)
+    TopK: RoutingMethodType  # top-k only
+    SigmoidRenorm: RoutingMethodType  # 0.6.8+
+    MiniMax2: RoutingMethodType  # 0.6.8+
+    Sigmoid: RoutingMethodType  # 0.6.11+
+    TopKSigmoid: RoutingMethodType  # 0.6.18+
+    Unspecified: RoutingMethodType
 
 
 class ActivationType(StableEnum):
     """The MoE activation (``cutlass_fused_moe`` and the TRTLLM-gen kernels)."""
 
     _snapshot_ = "tllm_enums.ActivationType"
-    Gelu: str
-    Relu: str
-    Silu: str
-    Swiglu: str
-    Geglu: str
-    SwigluBias: str
-    Relu2: str
-    SwigluStep: str  # 0.6.13+
-    GegluTanh: str  # 0.6.14+
-    Identity: str
-    Situ: str  # 0.6.16+
-    InvalidType: str
-    ClampedRelu2: str  # 0.7.2+ (CUTLASS backend)
-    PowLU: str  # 0.7.4+ (CUTLASS backend)
+    Gelu: ActivationType
+    Relu: ActivationType
+    Silu: ActivationType
+    Swiglu: ActivationType
+    Geglu: ActivationType
+    SwigluBias: ActivationType
+    Relu2: ActivationType
+    SwigluStep: ActivationType  # 0.6.13+
+    GegluTanh: ActivationType  # 0.6.14+
+    Identity: ActivationType
+    Situ: ActivationType  # 0.6.16+
+    InvalidType: ActivationType
+    ClampedRelu2: ActivationType  # 0.7.2+ (CUTLASS backend)
+    PowLU: ActivationType  # 0.7.4+ (CUTLASS backend)
 
 
 class GatedActType(StableEnum):
@@ -207,37 +209,37 @@ class GatedActType(StableEnum):
     """
 
     _snapshot_ = "tllm_enums.GatedActType"
-    SwiGlu: str
-    GeGlu: str
+    SwiGlu: GatedActType
+    GeGlu: GatedActType
 
 
 class WeightLayout(StableEnum):
     """TRTLLM-gen weight layouts: ``[Mn, K]``, ``[K, Mn]``, ``[K / blockK, Mn, blockK]``."""
 
     _snapshot_ = "tllm_enums.WeightLayout"
-    MajorK: str
-    MajorMn: str
-    BlockMajorK: str
+    MajorK: WeightLayout
+    MajorMn: WeightLayout
+    BlockMajorK: WeightLayout
 
 
 class Fp8QuantizationType(StableEnum):
     """FP8 flavour of ``trtllm_fp8_block_scale_moe`` (0.6.4+)."""
 
     _snapshot_ = "tllm_enums.Fp8QuantizationType"
-    NoneFp8: str
-    DeepSeekFp8: str
-    MxFp8: str
-    PerTensorFp8: str  # 0.7.0+
-    PerChannelFp8: str  # 0.7.0+
+    NoneFp8: Fp8QuantizationType
+    DeepSeekFp8: Fp8QuantizationType
+    MxFp8: Fp8QuantizationType
+    PerTensorFp8: Fp8QuantizationType  # 0.7.0+
+    PerChannelFp8: Fp8QuantizationType  # 0.7.0+
 
 
 class SfLayout(StableEnum):
     """Scale-factor layouts (``hidden_states_scale_layout``, 0.7.0+)."""
 
     _snapshot_ = "tllm_enums.SfLayout"
-    layout_128x4: str
-    layout_8x4: str
-    layout_linear: str
+    layout_128x4: SfLayout
+    layout_8x4: SfLayout
+    layout_linear: SfLayout
 
 
 # legacy GatedActType -> ActivationType, by meaning (GatedActType was never renumbered)

@@ -179,10 +179,14 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
     fi_compat.adapters(load=True)
     chosen = adapters()
     entries: dict[str, Any] = {}
+    probes: dict[str, Any] = {}  # one probe per FlashInfer module
     for name, adapter in chosen.items():
         st = entry_status(adapter.entry, adapter)
         if do_probe and adapter.problem is None:
-            st["probe"] = probe(adapter.entry.module, timeout)
+            mod = adapter.entry.module
+            st["probe"] = (
+                probes[mod] if mod in probes else probes.setdefault(mod, probe(mod, timeout))
+            )
         entries[name] = st
     mism = det.version_mismatches()
     from . import device
@@ -196,6 +200,8 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
     support = {
         "attention.trtllm": device.supports_trtllm_attention().as_dict(),
         "attention.xqa": device.supports_xqa_decode().as_dict(),
+        "moe.cutlass": device.supports_cutlass_moe().as_dict(),
+        "moe.trtllm": device.supports_trtllm_moe().as_dict(),
     }
     issues = [i.as_dict() for i in device.known_issues(capability=cc)] if det.flashinfer else []
     return {

@@ -1,0 +1,400 @@
+"""Metadata checks and input normalisation shared by the fused-MoE adapters.
+
+Read from the released sources (``flashinfer/fused_moe/core.py`` and
+``csrc/trtllm_fused_moe_kernel_launcher.cu`` of 0.5.0, 0.6.7, 0.6.8, 0.7.4):
+
+* **FP4-path activation scales** (``trtllm_fp4_block_scale_*``: NVFP4 activations
+  packed two per ``uint8`` with one scale per 16 elements, or MXFP8 activations with one
+  ``ue8m0`` scale per 32): every release's Python runner asserts
+  ``hidden_states_scale.dim() == 2 and shape[0] == num_tokens`` (0.5.0 ``core.py``
+  l. 1016, 0.6.7 l. 968, 0.6.8 autotuner); callers who kept the flat 1-D buffer of
+  0.6.7-era code (the seed's ``test_trtllm_gen_mxfp4_fused_moe``) get it viewed as
+  ``[tokens, hidden // block]`` (a view, never a copy).
+* **FP8 block scales, DeepSeek FP8** (``trtllm_fp8_block_scale_*``, the default
+  ``fp8_quantization_type``): the kernel reads float32 ``[hidden // 128, tokens]``
+  (launcher ICHECKs, 0.5.0 l. 587-593, 0.6.7 l. 994-1000; 0.6.8+ autotuner shapes);
+  token-major ``[tokens, hidden // 128]`` and flat 1-D (read as token-major) are
+  transposed into it (a copy, unless the token-major tensor is itself a transposed
+  view of the native layout).  When ``tokens == hidden // 128`` the square tensor is
+  taken as native.  ``Fp8QuantizationType.MxFp8`` (0.6.4+) is token-major like FP4.
+* ``hidden_states_scale_layout`` (0.7.0+) is validation only: linear is the only layout
+  any release reads.  fi_compat passes ``SfLayout.layout_linear`` when a scale is given
+  and the layout was left at ``None`` (0.7.x warns ``DeprecationWarning`` on the
+  inferred default), drops it on older releases, and refuses swizzled layouts.
+* **routing_logits dtype**: ``trtllm_fp8_per_tensor_scale_moe`` and
+  ``trtllm_fp8_block_scale_moe`` before 0.6.8 demand float32 for ``DeepSeekV3``
+  routing and bfloat16 for every other method (and for routing scales on input);
+  the FP4/BF16/MxInt4 launchers and every 0.6.8+ launcher accept float32 or bfloat16
+  (0.6.x before 0.6.8: float32 for DeepSeekV3); 0.7.4 still demands bfloat16 with
+  ``use_routing_scales_on_input``.  fi_compat casts only when the release would reject
+  the dtype given (bfloat16 -> float32 is exact; float32 -> bfloat16 is what those
+  releases demand).
+"""
+
+from __future__ import annotations
+
+from ..errors import InvalidArgumentError, MissingArgumentError
+from ..registry import at_least
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from .._callpath import Adapter
+
+_DT: dict[str, Any] = {}  # torch dtypes, bound on first use (no torch import at import)
+
+
+def _dtypes() -> dict[str, Any]:
+    if not _DT:
+        import torch
+
+        _DT.update(
+            f32=torch.float32,
+            bf16=torch.bfloat16,
+            u8=torch.uint8,
+            e4m3=torch.float8_e4m3fn,
+            int32=torch.int32,
+            floats=frozenset((torch.float32, torch.bfloat16, torch.float16)),
+            one_byte=frozenset(
+                d
+                for d in (
+                    torch.uint8,
+                    torch.int8,
+                    torch.float8_e4m3fn,
+                    getattr(torch, "float8_e8m0fnu", None),
+                )
+                if d is not None
+            ),
+            ints=frozenset((torch.int32, torch.int64, torch.int16)),
+        )
+    return _DT
+
+
+# -- metadata checks -----------------------------------------------------------------
+
+
+def validate_trtllm(name: str) -> Callable[..., None]:
+    """The metadata check of entry point ``name`` (arguments: its ``validate_args``)."""
+    where = f"fi_compat.fused_moe.{name}"
+    if name == "cutlass_fused_moe":
+
+        def check_cutlass(x: Any, experts: Any, scales: Any) -> None:
+            try:
+                xs = x.shape
+                es = experts.shape
+                dev = x.get_device()
+                ok = (
+                    len(xs) == 2
+                    and len(es) == 2
+                    and es[0] == xs[0]
+                    and scales.shape == es
+                    and experts.get_device() == dev
+                    and scales.get_device() == dev
+                )
+            except (AttributeError, TypeError):
+                ok = False
+            if not ok:
+                _diagnose_cutlass(where, x, experts, scales)
+
+        return check_cutlass
+
+    routed = "routed" in name
+
+    def check(first: Any, hidden: Any, num_experts: Any, top_k: Any) -> None:
+        try:
+            hs = hidden.shape
+            dev = hidden.get_device()
+            ok = len(hs) == 2 and type(top_k) is int and type(num_experts) is int
+            ok = ok and 0 < top_k <= num_experts
+            if ok and routed:
+                ok = _routed_ok(first, hs[0], top_k, dev)
+            elif ok:
+                fs = first.shape
+                ok = len(fs) == 2 and fs[0] == hs[0] and fs[1] == num_experts
+                ok = ok and first.get_device() == dev
+        except (AttributeError, TypeError):
+            ok = False
+        if not ok:
+            _diagnose(where, routed, first, hidden, num_experts, top_k)
+
+    return check
+
+
+def _routed_ok(topk: Any, tokens: int, top_k: int, dev: int) -> bool:
+    if type(topk) is tuple:  # (topk_ids, topk_weights), 0.6.x+
+        return len(topk) == 2 and all(_routed_ok(t, tokens, top_k, dev) for t in topk)
+    s = topk.shape
+    return len(s) == 2 and s[0] == tokens and s[1] == top_k and topk.get_device() == dev
+
+
+def _shape(x: Any) -> str:
+    return str(tuple(x.shape)) if hasattr(x, "shape") else type(x).__name__
+
+
+def _diagnose(where: str, routed: bool, first: Any, hidden: Any, ne: Any, k: Any) -> None:
+    fname = "topk_ids" if routed else "routing_logits"
+    if first is None:
+        raise MissingArgumentError(f"{where}: {fname} is required")
+    if not hasattr(hidden, "shape") or hidden.dim() != 2:
+        raise InvalidArgumentError(
+            f"{where}: hidden_states must be a 2-D tensor [num_tokens, hidden] (FP4: "
+            f"[num_tokens, hidden // 2] uint8), got {_shape(hidden)}"
+        )
+    if type(ne) is not int or type(k) is not int or not 0 < k <= ne:
+        raise InvalidArgumentError(
+            f"{where}: num_experts and top_k must be ints with 0 < top_k <= num_experts, "
+            f"got num_experts={ne!r}, top_k={k!r}"
+        )
+    t = hidden.shape[0]
+    parts = first if routed and type(first) is tuple else (first,)
+    want = (t, k) if routed else (t, ne)
+    for i, x in enumerate(parts):
+        label = f"{fname}[{i}]" if len(parts) > 1 else fname
+        if not hasattr(x, "shape") or tuple(x.shape) != want:
+            dims = "[num_tokens, top_k]" if routed else "[num_tokens, num_experts]"
+            raise InvalidArgumentError(
+                f"{where}: {label} must have shape {dims} = {want}, got {_shape(x)}"
+            )
+        if x.get_device() != hidden.get_device() or x.device != hidden.device:
+            raise InvalidArgumentError(
+                f"{where}: {label} is on {x.device}, hidden_states on {hidden.device}; every "
+                f"tensor must be on one device"
+            )
+    if routed and len(parts) not in (1, 2):  # pragma: no cover - caught above
+        raise InvalidArgumentError(f"{where}: topk_ids must be a tensor or (ids, weights)")
+    raise InvalidArgumentError(f"{where}: invalid arguments")  # pragma: no cover
+
+
+def _diagnose_cutlass(where: str, x: Any, experts: Any, scales: Any) -> None:
+    for n, v in (("input", x), ("token_selected_experts", experts), ("token_final_scales", scales)):
+        if not hasattr(v, "shape") or v.dim() != 2:
+            raise InvalidArgumentError(f"{where}: {n} must be a 2-D tensor, got {_shape(v)}")
+    t, k = x.shape[0], experts.shape[1]
+    for n, v in (("token_selected_experts", experts), ("token_final_scales", scales)):
+        if tuple(v.shape) != (t, k):
+            raise InvalidArgumentError(
+                f"{where}: {n} must have shape [num_tokens, top_k] = {(t, k)} (num_tokens "
+                f"from input), got {_shape(v)}"
+            )
+        if v.device != x.device:
+            raise InvalidArgumentError(
+                f"{where}: {n} is on {v.device}, input on {x.device}; every tensor must be "
+                f"on one device"
+            )
+    raise InvalidArgumentError(f"{where}: invalid arguments")  # pragma: no cover
+
+
+# -- normalisation -------------------------------------------------------------------
+
+# entry point -> (scale kind, routing-logits family)
+_KIND = {
+    "trtllm_fp4_block_scale_moe": ("fp4", "loose"),
+    "trtllm_fp4_block_scale_routed_moe": ("fp4", None),
+    "trtllm_fp8_block_scale_moe": ("fp8_block", "strict"),
+    "trtllm_fp8_block_scale_routed_moe": ("fp8_block", None),
+    "trtllm_fp8_per_tensor_scale_moe": (None, "strict"),
+    "trtllm_bf16_moe": (None, "loose"),
+    "trtllm_mxint4_block_scale_moe": (None, "loose"),
+}
+
+
+def make_normalizer(name: str) -> Callable[[Adapter], Callable[..., tuple[Any, ...]] | None]:
+    """``normalize`` hook of entry point ``name``: per release, a function from its
+    ``normalize_args`` to new values of its ``normalize_out`` (see the module doc)."""
+    if name == "cutlass_fused_moe":
+        return _finalize_rule
+    scale_kind, logits = _KIND[name]
+
+    def build(adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        assert pl is not None
+        where = f"fi_compat.fused_moe.{name}"
+        # before 0.6.8 the fp8 launchers pin the dtype per routing method
+        strict = logits == "strict" and not at_least(pl, "0.6.8")
+        has_layout = "hidden_states_scale_layout" in adapter.present
+        has_q = "fp8_quantization_type" in adapter.present
+        logits_fn = _logits_rule(adapter, where, strict) if logits else None
+        if scale_kind == "fp4":
+
+            def norm_fp4(*a: Any) -> tuple[Any, ...]:
+                if logits_fn is not None:
+                    rl, rmt, hidden, scale, layout = a
+                    rl = logits_fn(rl, rmt, False)
+                else:
+                    hidden, scale, layout = a
+                scale = _fp4_scale(where, hidden, scale)
+                layout = _layout(adapter, where, scale, layout, has_layout)
+                return (rl, scale, layout) if logits_fn is not None else (scale, layout)
+
+            return norm_fp4
+        if scale_kind == "fp8_block":
+
+            def norm_fp8_block(*a: Any) -> tuple[Any, ...]:
+                if logits_fn is not None:
+                    rl, rmt, hidden, scale, qtype = a
+                    rl = logits_fn(rl, rmt, False)
+                else:
+                    hidden, scale, qtype = a
+                mx = has_q and _is_mxfp8(adapter, qtype)
+                scale = (_fp4_scale if mx else _fp8_block_scale)(where, hidden, scale)
+                return (rl, scale) if logits_fn is not None else (scale,)
+
+            return norm_fp8_block
+        assert logits_fn is not None
+        if name == "trtllm_fp8_per_tensor_scale_moe":
+
+            def norm_pt(rl: Any, rmt: Any, on_input: Any) -> tuple[Any, ...]:
+                return (logits_fn(rl, rmt, bool(on_input)),)
+
+            return norm_pt
+
+        def norm_logits(rl: Any, rmt: Any) -> tuple[Any, ...]:
+            return (logits_fn(rl, rmt, False),)
+
+        return norm_logits
+
+    return build
+
+
+def _finalize_rule(adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+    """``use_fused_finalize=None`` means what 0.7.4 makes of it on 0.6.15-0.7.3 too:
+    fused unless ``torch.use_deterministic_algorithms(True)`` (0.7.4 ``core.py``
+    l. 1811; 0.6.15-0.7.3 take a bool, default True)."""
+    pl = adapter.placement
+    assert pl is not None
+    if "use_fused_finalize" not in adapter.present or at_least(pl, "0.7.4"):
+        return None
+
+    def norm(fused: Any) -> tuple[Any, ...]:
+        if fused is None:
+            import torch
+
+            fused = not torch.are_deterministic_algorithms_enabled()
+        return (fused,)
+
+    return norm
+
+
+def _logits_rule(adapter: Adapter, where: str, strict: bool) -> Callable[..., Any]:
+    """routing_logits -> the dtype the release accepts for this routing method."""
+    from .. import enums
+
+    rmt_cls = enums.RoutingMethodType
+    ds_member = rmt_cls.DeepSeekV3
+    ds_strict = strict or not at_least(adapter.placement, "0.6.8")  # type: ignore[arg-type]
+
+    def rule(rl: Any, rmt: Any, on_input: bool) -> Any:
+        if rl is None:
+            return rl
+        d = _dtypes()
+        dt = rl.dtype
+        if dt not in d["floats"]:
+            raise InvalidArgumentError(
+                f"{where}: routing_logits must be float32 or bfloat16, got {dt}"
+            )
+        m = rmt if type(rmt) is rmt_cls else adapter.stable_member("routing_method_type", rmt)
+        if on_input:
+            want = d["bf16"]
+        elif m is ds_member and ds_strict:
+            want = d["f32"]
+        elif strict:
+            want = d["bf16"]
+        elif dt is d["f32"] or dt is d["bf16"]:
+            return rl
+        else:
+            want = d["f32"]  # float16: exact in float32
+        return rl if dt is want else rl.to(want)
+
+    return rule
+
+
+def _fp4_scale(where: str, hidden: Any, scale: Any) -> Any:
+    """FP4-path activation scales as ``[tokens, hidden // block]`` (a view)."""
+    if scale is None:
+        return None
+    d = _dtypes()
+    hd = hidden.dtype
+    t, cols = hidden.shape[0], hidden.shape[1]
+    if hd is d["u8"]:
+        block, h, what = 16, 2 * cols, "NVFP4 (hidden_states uint8, two values per byte)"
+    elif hd is d["e4m3"]:
+        block, h, what = 32, cols, "MXFP8 (hidden_states float8_e4m3fn)"
+    else:
+        raise InvalidArgumentError(
+            f"{where}: hidden_states_scale given with {hd} hidden_states; block scales go with "
+            f"uint8 (NVFP4) or float8_e4m3fn (MXFP8) activations, pass None for {hd}"
+        )
+    k = h // block
+    s = scale.shape
+    if scale.dtype not in d["one_byte"]:
+        raise InvalidArgumentError(
+            f"{where}: hidden_states_scale for {what} holds one-byte scales (float8_e4m3fn / "
+            f"uint8 / float8_e8m0fnu), got {scale.dtype}"
+        )
+    if len(s) == 2 and s[0] == t and s[1] == k:
+        return scale
+    if len(s) == 1 and s[0] == t * k:
+        return scale.view(t, k)
+    raise InvalidArgumentError(
+        f"{where}: hidden_states_scale for {what} must be [num_tokens, hidden // {block}] = "
+        f"[{t}, {k}] (or flat [{t * k}]), got {tuple(s)}"
+    )
+
+
+def _fp8_block_scale(where: str, hidden: Any, scale: Any) -> Any:
+    """DeepSeek-FP8 activation scales as float32 ``[hidden // 128, tokens]``."""
+    if scale is None:
+        raise MissingArgumentError(
+            f"{where}: hidden_states_scale is required (float32 [hidden // 128, num_tokens])"
+        )
+    d = _dtypes()
+    t, h = hidden.shape[0], hidden.shape[1]
+    k = h // 128
+    s = scale.shape
+    if scale.dtype is not d["f32"]:
+        raise InvalidArgumentError(
+            f"{where}: hidden_states_scale (DeepSeek FP8 block scales) must be float32, got "
+            f"{scale.dtype}"
+        )
+    if len(s) == 2 and s[0] == k and s[1] == t:
+        return scale
+    if len(s) == 2 and s[0] == t and s[1] == k:
+        return scale.t().contiguous()
+    if len(s) == 1 and s[0] == t * k:
+        return scale.view(t, k).t().contiguous()
+    raise InvalidArgumentError(
+        f"{where}: hidden_states_scale (DeepSeek FP8 block scales) must be [hidden // 128, "
+        f"num_tokens] = [{k}, {t}], or token-major [{t}, {k}] / flat [{t * k}], got {tuple(s)}"
+    )
+
+
+def _is_mxfp8(adapter: Adapter, qtype: Any) -> bool:
+    from .. import enums
+
+    m = qtype if type(qtype) is enums.Fp8QuantizationType else None
+    if m is None:
+        m = adapter.stable_member("fp8_quantization_type", qtype)
+    return m is enums.Fp8QuantizationType.MxFp8
+
+
+def _layout(adapter: Adapter, where: str, scale: Any, layout: Any, present: bool) -> Any:
+    """``hidden_states_scale_layout``: linear is the only layout any release reads."""
+    from .. import enums
+
+    linear = enums.SfLayout.layout_linear
+    if layout is None:
+        return linear if present and scale is not None else None
+    m = (
+        layout
+        if type(layout) is enums.SfLayout
+        else adapter.stable_member("hidden_states_scale_layout", layout)
+    )
+    if m is not linear:
+        raise InvalidArgumentError(
+            f"{where}: hidden_states_scale_layout={m!r}: every FlashInfer release's TRTLLM-gen "
+            f"MoE reads activation scales in the linear layout only; pass the linear "
+            f"[num_tokens, hidden // block] scales (SfLayout.layout_linear or None)"
+        )
+    return linear if present else None

@@ -1,0 +1,716 @@
+"""Adapter tables for the FlashInfer fused-MoE entry points (0.5.0-0.7.4).
+
+Read from the released sources (``pip download flashinfer-python==V``,
+``flashinfer/fused_moe/core.py``; every signature is in ``_snapshots/fused_moe.*.json``):
+
+* Stable signatures are 0.7.4's.  Parameters that 0.7.4 no longer has are appended
+  keyword-only: ``tile_tokens_dim`` (removed in 0.6.0 from every TRTLLM entry point; in
+  0.5.x required in the fp4 functions but only ever logged, never passed to the kernel:
+  fi_compat passes ``None``, which also skips 0.5.x's deprecation warning) and, for the
+  fp4 functions, ``gated_act_type`` (renamed ``activation_type`` in 0.6.3, with
+  ``ActivationType`` values: SwiGlu=0 became Swiglu=3, and 0 now means Gelu).
+* Enum parameters take :mod:`fi_compat.enums` members, translated by name
+  (``RoutingMethodType``/``ActivationType`` integers move in 0.6.8, 0.6.11, 0.6.13,
+  0.6.14, 0.6.16, 0.6.18, 0.7.2, 0.7.4); the release's own member is passed when the
+  real function is called (0.6.3's fp4 functions require the enum member).
+* Parameters inserted mid-list in later releases (``do_finalize`` 0.6.5,
+  ``per_token_scale`` 0.6.11, ``num_fused_shared_experts`` 0.6.15/0.6.17/0.7.0,
+  ``norm_topk_prob``/``routing_replay_out`` 0.6.8, ``valid_hidden_size`` 0.7.0, ...) are
+  dropped at their neutral value on older releases, and a typed error names the release
+  otherwise; the call is always by keyword.
+* ``do_finalize``, ``use_shuffled_weight``, ``tune_max_num_tokens`` and
+  ``use_fused_finalize`` are forwarded explicitly (``explicit``): their defaults moved
+  (``use_fused_finalize`` True -> None "auto" in 0.7.4; ``tune_max_num_tokens`` 1024 ->
+  8192 in 0.3.0), so fi_compat states the value every time.
+* ``hidden_states_scale`` and ``routing_logits`` are normalised by :func:`_normalizer`
+  (see :mod:`fi_compat.adapters._moe_scales`).
+"""
+
+from __future__ import annotations
+
+from .._callpath import Emulation, EntryPoint, OptionalDependency, Param
+from ..enums import ACTIVATION_TO_GATED
+from ..errors import InvalidArgumentError
+from ..registry import VersionRange
+from ._moe_scales import make_normalizer, validate_trtllm
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .._callpath import Adapter
+
+_DSL = OptionalDependency(
+    VersionRange("0.6.16", None),
+    "cutlass",
+    "nvidia-cutlass-dsl",
+    ("cu12", "cu13"),
+    "flashinfer.fused_moe imports the CuTe-DSL MoE kernels unguarded",
+)
+
+
+class LegacyGatedAct(Emulation):
+    """``gated_act_type=GatedActType.X`` (the pre-0.6.3 spelling) -> ``activation_type``.
+
+    fi_compat maps by meaning (SwiGlu -> Swiglu, GeGlu -> Geglu) on every release, so a
+    caller that still spells it the old way never gets ActivationType 0 (Gelu)."""
+
+    name = "legacy_gated_act"
+    params = ("gated_act_type",)
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        return kw["gated_act_type"] is not None
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        from .. import enums
+
+        value = kw["gated_act_type"]
+        name: str | None
+        if type(value) is int and value in (0, 1):  # GatedActType never moved
+            name = ("SwiGlu", "GeGlu")[value]
+        elif type(value) is enums.GatedActType:
+            name = value.name
+        else:
+            name = enums.flashinfer_member_name(value, "GatedActType")
+        if name is None or name not in enums.GATED_TO_ACTIVATION:
+            raise InvalidArgumentError(
+                f"{adapter.entry.name}: gated_act_type must be fi_compat.enums.GatedActType"
+                f".SwiGlu/.GeGlu (or 0/1); got {value!r}"
+            )
+        wanted = enums.ActivationType._members_[enums.GATED_TO_ACTIVATION[name]]
+        current = adapter.stable_member("activation_type", kw["activation_type"])
+        default = adapter.entry.params["activation_type"].default
+        if current is not default and current is not wanted:
+            raise InvalidArgumentError(
+                f"{adapter.entry.name}: gated_act_type={value!r} and activation_type="
+                f"{current!r} disagree; pass only activation_type"
+            )
+        kw["activation_type"] = wanted
+        return None
+
+
+class OutputCopy(Emulation):
+    """``output=`` (``out=``) on releases without it: the result is copied into the
+    caller's buffer and that buffer is returned (same values, one device copy,
+    graph-capturable)."""
+
+    name = "output_copy"
+
+    def __init__(self, since: str, param: str = "output") -> None:
+        self.since = since
+        self.param = param
+        self.params = (param,)
+        self.boundaries = (since,)
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        return kw[self.param] is not None and self.param in adapter.absent
+
+    def may_apply(self, p: Any) -> bool:
+        from ..registry import at_least
+
+        return not at_least(p, self.since)
+
+    def describe(self, p: Any) -> str | None:
+        return f"{self.param}= emulated (result copied into it)" if self.may_apply(p) else None
+
+    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
+        out = kw[self.param]
+        final = result[0] if isinstance(result, (list, tuple)) else result
+        out.copy_(final)
+        return [out] if isinstance(result, list) else out
+
+
+def _common_routing(rsf_since: str | None = None) -> list[Param]:
+    """num_experts ... routed_scaling_factor: identical in every TRTLLM entry point."""
+    return [
+        Param("num_experts"),
+        Param("top_k"),
+        Param("n_group"),
+        Param("topk_group"),
+        Param("intermediate_size"),
+        Param("local_expert_offset"),
+        Param("local_num_experts"),
+        Param("routed_scaling_factor", rsf_since),
+    ]
+
+
+def _rmt() -> Param:
+    return Param(
+        "routing_method_type",
+        enum="RoutingMethodType",
+        note="integers moved in 0.6.8, 0.6.11, 0.6.18",
+    )
+
+
+def _act(since: str | None, *, fp4: bool = False) -> Param:
+    if fp4:
+        return Param(
+            "activation_type",
+            enum="ActivationType",
+            spelled=(("0.6.3", "gated_act_type", "GatedActType"),),
+            enum_map=ACTIVATION_TO_GATED,
+            note="gated_act_type (GatedActType: SwiGlu=0, GeGlu=1) before 0.6.3",
+        )
+    return Param(
+        "activation_type",
+        since,
+        enum="ActivationType",
+        neutral=(),
+        note="Swiglu only before it existed",
+    )
+
+
+def _do_finalize(since: str | None) -> Param:
+    return Param(
+        "do_finalize",
+        since,
+        neutral=(True,),
+        explicit=True,
+        note="unfinalised outputs (do_finalize=False)",
+    )
+
+
+def _tune(since: str | None = None) -> Param:
+    return Param(
+        "tune_max_num_tokens", since, hint=True, explicit=True, note="autotuner range only"
+    )
+
+
+def _tile() -> Param:
+    return Param(
+        "tile_tokens_dim",
+        until="0.6.0",
+        hint=True,
+        explicit=True,
+        note="ignored by 0.5.x (only logged), removed in 0.6.0; fi_compat passes None",
+    )
+
+
+def _norm_topk(since: str) -> Param:
+    return Param("norm_topk_prob", since, neutral=(True,), note="norm_topk_prob=False")
+
+
+def _opt(name: str, since: str | None, note: str = "", hint: bool = False) -> Param:
+    """An optional tensor/int that is dropped at None (or anywhere, for a hint)."""
+    return Param(name, since, hint=hint, note=note)
+
+
+def _ws(since: str) -> Param:
+    return Param("workspace_buffer", since, hint=True, note="caller-provided scratch buffer")
+
+
+_TRTLLM_GPUS = (
+    "TRTLLM-gen kernels: SM10x on every release, SM12x admitted from 0.6.7 (launcher "
+    "check); covered by contract tests, not run here (no SM100 GPU)"
+)
+
+
+def _entry(name: str, since: str, params: list[Param], **kw: Any) -> EntryPoint:
+    emulations = list(kw.pop("emulations", ()))
+    for out in params:
+        if out.name in ("output", "out") and out.since is not None:
+            out.emulation = "output_copy"
+            emulations.append(OutputCopy(out.since, out.name))
+    args = kw.pop("validate_args", ())
+    return EntryPoint(
+        facade="fi_compat.fused_moe",
+        name=name,
+        module=kw.pop("module", "flashinfer.fused_moe"),
+        since=since,
+        params=params,
+        validate=kw.pop("validate", validate_trtllm(name)),
+        validate_args=args,
+        emulations=emulations,
+        optional_deps=(_DSL,),
+        feature=kw.pop("feature", "moe.trtllm"),
+        matrix_note=kw.pop("matrix_note", _TRTLLM_GPUS),
+        normalize=kw.pop("normalize") if "normalize" in kw else make_normalizer(name),
+        normalize_args=kw.pop("normalize_args", ()),
+        normalize_out=kw.pop("normalize_out", ()),
+        **kw,
+    )
+
+
+_TRTLLM_VALIDATE = ("routing_logits", "hidden_states", "num_experts", "top_k")
+_ROUTED_VALIDATE = ("topk_ids", "hidden_states", "num_experts", "top_k")
+_NORM_LOGITS = ("routing_logits", "routing_method_type")
+_LAYOUT = "hidden_states_scale_layout"
+_NORM_FP4 = ("hidden_states", "hidden_states_scale", _LAYOUT)
+_NORM_FP4_LOGITS = ("routing_logits", "routing_method_type", *_NORM_FP4)
+_NORM_FP8 = ("hidden_states", "hidden_states_scale", "fp8_quantization_type")
+_NORM_FP8_LOGITS = ("routing_logits", "routing_method_type", *_NORM_FP8)
+
+
+def _fp4_params(routed: bool) -> list[Param]:
+    first = Param("topk_ids") if routed else Param("routing_logits")
+    head = [
+        first,
+        Param("routing_bias"),
+        Param("hidden_states"),
+        Param("hidden_states_scale"),
+        Param("gemm1_weights"),
+        Param("gemm1_weights_scale"),
+        Param("gemm1_bias"),
+        Param("gemm1_alpha"),
+        Param("gemm1_beta"),
+        Param("gemm1_clamp_limit"),
+        Param("gemm2_weights"),
+        Param("gemm2_weights_scale"),
+        Param("gemm2_bias"),
+        Param("output1_scale_scalar"),
+        Param("output1_scale_gate_scalar"),
+        Param("output2_scale_scalar"),
+        *_common_routing(),
+        _rmt(),
+        _do_finalize(None),
+        Param("enable_pdl"),
+        _act(None, fp4=True),
+        _opt("per_token_scale", "0.6.11", "per-token activation scales"),
+        Param("output"),
+        _tune(),
+    ]
+    if routed:
+        tail = [
+            _opt("gemm1_lora_delta", "0.6.18", "LoRA delta of gemm1"),
+            _opt("valid_hidden_size", "0.7.0", "padded hidden size"),
+            _opt("valid_intermediate_size", "0.7.0", "padded intermediate size"),
+            Param("num_fused_shared_experts", "0.7.0", neutral=(0,)),
+            _layout(),
+            _ws("0.7.4"),
+            Param("nvfp4_4over6", "0.7.4", note="NVFP4 4-over-6 quantisation"),
+            _opt("routing_metadata", "0.7.4", "precomputed routing metadata"),
+        ]
+    else:
+        tail = [
+            _norm_topk("0.6.8"),
+            _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
+            Param("num_fused_shared_experts", "0.6.17", neutral=(0,)),
+            _opt("valid_hidden_size", "0.7.0", "padded hidden size"),
+            _opt("valid_intermediate_size", "0.7.0", "padded intermediate size"),
+            _layout(),
+            _ws("0.7.4"),
+            Param("nvfp4_4over6", "0.7.4", note="NVFP4 4-over-6 quantisation"),
+        ]
+    legacy = [
+        _tile(),
+        Param(
+            "gated_act_type",
+            own=True,
+            emulation="legacy_gated_act",
+            note="pre-0.6.3 spelling of activation_type",
+        ),
+    ]
+    return head + tail + legacy
+
+
+def _layout() -> Param:
+    return Param(
+        "hidden_states_scale_layout",
+        "0.7.0",
+        enum="SfLayout",
+        neutral=(),
+        note="scale layouts other than the release's fixed one",
+    )
+
+
+def _fp8_block_params(routed: bool) -> list[Param]:
+    first = Param("topk_ids") if routed else Param("routing_logits")
+    head = [
+        first,
+        Param("routing_bias"),
+        Param("hidden_states"),
+        Param("hidden_states_scale"),
+        Param("gemm1_weights"),
+        Param("gemm1_weights_scale"),
+        Param("gemm2_weights"),
+        Param("gemm2_weights_scale"),
+        *_common_routing(),
+        _rmt(),
+        Param("use_shuffled_weight", explicit=True),
+        Param("weight_layout", enum="WeightLayout"),
+        _do_finalize("0.6.5"),
+        Param("enable_pdl"),
+    ]
+    fp8q = Param(
+        "fp8_quantization_type",
+        "0.6.4",
+        enum="Fp8QuantizationType",
+        note="DeepSeek FP8 only before 0.6.4",
+    )
+    if routed:
+        return [
+            *head,
+            _opt("gemm1_lora_delta", "0.6.13", "LoRA delta of gemm1"),
+            Param("output"),
+            _tune(),
+            fp8q,
+            _act("0.6.7"),
+            _opt("gemm1_alpha", "0.6.13"),
+            _opt("gemm1_beta", "0.6.13"),
+            _opt("gemm1_clamp_limit", "0.6.13"),
+            _opt("valid_hidden_size", "0.7.0", "padded hidden size"),
+            _opt("valid_intermediate_size", "0.7.0", "padded intermediate size"),
+            _ws("0.7.4"),
+        ]
+    return [
+        *head,
+        _tune("0.5.2"),
+        fp8q,
+        Param("num_fused_shared_experts", "0.6.15", neutral=(0,)),
+        _act("0.6.7"),
+        _norm_topk("0.6.8"),
+        _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
+        _opt("gemm1_alpha", "0.6.13"),
+        _opt("gemm1_beta", "0.6.13"),
+        _opt("gemm1_clamp_limit", "0.6.13"),
+        Param("output", "0.6.14"),
+        _opt("valid_hidden_size", "0.7.0", "padded hidden size"),
+        _opt("valid_intermediate_size", "0.7.0", "padded intermediate size"),
+        _opt("gemm1_bias", "0.7.0", "gemm1 bias"),
+        _opt("gemm2_bias", "0.7.0", "gemm2 bias"),
+        _ws("0.7.4"),
+        _tile(),
+    ]
+
+
+def _fp8_pt_params(routed: bool) -> list[Param]:
+    first = Param("topk_ids") if routed else Param("routing_logits")
+    head = [
+        first,
+        Param("routing_bias"),
+        Param("hidden_states"),
+        Param("gemm1_weights"),
+        Param("output1_scales_scalar"),
+        Param("output1_scales_gate_scalar"),
+        Param("gemm2_weights"),
+        Param("output2_scales_scalar"),
+        *_common_routing(),
+        Param("use_routing_scales_on_input"),
+        _rmt(),
+    ]
+    if routed:
+        return [
+            *head,
+            _do_finalize(None),
+            Param("enable_pdl"),
+            _tune(),
+            _act(None),
+            _opt("routing_replay_out", None, "routing replay buffer"),
+            Param("output"),
+            _opt("gemm1_clamp_limit", "0.7.2.post1"),
+            _ws("0.7.4"),
+        ]
+    return [
+        *head,
+        _do_finalize("0.6.5"),
+        Param("enable_pdl"),
+        _tune("0.5.2"),
+        _act("0.6.3"),
+        _norm_topk("0.6.8"),
+        _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
+        Param("output", "0.6.14"),
+        _opt("gemm1_clamp_limit", "0.7.2.post1"),
+        _ws("0.7.4"),
+        _tile(),
+    ]
+
+
+def _bf16_params(routed: bool) -> list[Param]:
+    if routed:
+        return [
+            Param("topk_ids"),
+            Param("hidden_states"),
+            Param("gemm1_weights"),
+            Param("gemm2_weights"),
+            *_common_routing(),
+            _rmt(),
+            Param("use_shuffled_weight", explicit=True),
+            Param("weight_layout", enum="WeightLayout"),
+            _do_finalize(None),
+            Param("enable_pdl"),
+            _opt("gemm1_lora_delta", "0.6.13", "LoRA delta of gemm1"),
+            _tune(),
+            _act("0.6.8"),
+            _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
+            _opt("gemm1_alpha", "0.6.13"),
+            _opt("gemm1_beta", "0.6.13"),
+            _opt("gemm1_clamp_limit", "0.6.13"),
+            Param("output", "0.6.14"),
+            _ws("0.7.4"),
+        ]
+    return [
+        Param("routing_logits"),
+        Param("routing_bias"),
+        Param("hidden_states"),
+        Param("gemm1_weights"),
+        Param("gemm2_weights"),
+        *_common_routing(rsf_since="0.6.0"),
+        _rmt(),
+        Param("use_shuffled_weight", explicit=True),
+        Param("weight_layout", enum="WeightLayout"),
+        _do_finalize("0.6.5"),
+        Param("enable_pdl"),
+        _tune(),
+        _act("0.6.8"),
+        _norm_topk("0.6.8"),
+        _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
+        _opt("gemm1_alpha", "0.6.13"),
+        _opt("gemm1_beta", "0.6.13"),
+        _opt("gemm1_clamp_limit", "0.6.13"),
+        Param("output", "0.6.14"),
+        _ws("0.7.4"),
+    ]
+
+
+def _mxint4_params() -> list[Param]:
+    return [
+        Param("routing_logits"),
+        Param("routing_bias"),
+        Param("hidden_states"),
+        Param("gemm1_weights"),
+        Param("gemm1_weights_scale"),
+        Param("gemm1_alpha"),
+        Param("gemm1_beta"),
+        Param("gemm1_clamp_limit"),
+        Param("gemm2_weights"),
+        Param("gemm2_weights_scale"),
+        *_common_routing(),
+        _rmt(),
+        _do_finalize("0.6.5"),
+        Param("enable_pdl"),
+        Param("output"),
+        _tune(),
+        _norm_topk("0.6.8"),
+        _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
+        _opt("valid_hidden_size", "0.7.0", "padded hidden size"),
+        _opt("valid_intermediate_size", "0.7.0", "padded intermediate size"),
+        _ws("0.7.4"),
+    ]
+
+
+def _cutlass_params() -> list[Param]:
+    return [
+        Param("input"),
+        Param("token_selected_experts"),
+        Param("token_final_scales"),
+        Param("fc1_expert_weights"),
+        Param("fc2_expert_weights"),
+        Param("output_dtype"),
+        Param("quant_scales"),
+        Param("fc1_expert_biases"),
+        Param("fc2_expert_biases"),
+        Param("input_sf"),
+        Param("swiglu_alpha"),
+        Param("swiglu_beta"),
+        Param("swiglu_limit"),
+        Param("tp_size"),
+        Param("tp_rank"),
+        Param("ep_size"),
+        Param("ep_rank"),
+        Param("cluster_size"),
+        Param("cluster_rank"),
+        Param("output"),
+        Param("enable_alltoall"),
+        Param("use_deepseek_fp8_block_scale"),
+        Param("use_w4_group_scaling"),
+        Param("use_mxfp8_act_scaling"),
+        Param("min_latency_mode"),
+        Param("use_packed_weights", "0.6.0", note="packed weights"),
+        Param(
+            "use_wfp4afp8_humming",
+            "0.6.16",
+            gaps=(("0.6.16.post3", "0.6.18"),),
+            note="W-FP4 A-FP8 'humming' kernels (absent 0.6.16.post3-0.6.17)",
+        ),
+        _tune(),
+        Param("enable_pdl"),
+        Param("activation_type", enum="ActivationType"),
+        Param("swizzled_input_sf", "0.6.8", neutral=(True,), note="linear input_sf layout"),
+        Param(
+            "use_fused_finalize",
+            "0.6.15",
+            note="choosing the finalize path (0.6.15+; None = fused unless "
+            "torch.use_deterministic_algorithms, as 0.7.4 decides)",
+        ),
+        _opt("profile_ids", "0.6.16", "fixed tactic ids", hint=True),
+        _ws("0.6.16"),
+        _opt("clamped_relu2_limit", "0.7.2", "ClampedRelu2 limit"),
+        _opt("situ_beta", "0.7.0", "SiTU beta"),
+        _opt("situ_linear_beta", "0.7.0", "SiTU linear beta"),
+        Param("backend", "0.7.1", neutral=("cutlass",), note="backends other than 'cutlass'"),
+        Param("nvfp4_4over6", "0.7.4", note="NVFP4 4-over-6 quantisation"),
+    ]
+
+
+SPECS: dict[str, EntryPoint] = {}
+
+
+def _add(e: EntryPoint) -> EntryPoint:
+    SPECS[e.name] = e
+    return e
+
+
+FP4 = _add(
+    _entry(
+        "trtllm_fp4_block_scale_moe",
+        "0.5.0",
+        _fp4_params(False),
+        emulations=[LegacyGatedAct()],
+        validate_args=_TRTLLM_VALIDATE,
+        normalize_args=_NORM_FP4_LOGITS,
+        normalize_out=("routing_logits", "hidden_states_scale", _LAYOUT),
+    )
+)
+FP4_ROUTED = _add(
+    _entry(
+        "trtllm_fp4_block_scale_routed_moe",
+        "0.5.0",
+        _fp4_params(True),
+        emulations=[LegacyGatedAct()],
+        validate_args=_ROUTED_VALIDATE,
+        normalize_args=_NORM_FP4,
+        normalize_out=("hidden_states_scale", _LAYOUT),
+    )
+)
+FP8_BLOCK = _add(
+    _entry(
+        "trtllm_fp8_block_scale_moe",
+        "0.5.0",
+        _fp8_block_params(False),
+        validate_args=_TRTLLM_VALIDATE,
+        normalize_args=_NORM_FP8_LOGITS,
+        normalize_out=("routing_logits", "hidden_states_scale"),
+    )
+)
+FP8_BLOCK_ROUTED = _add(
+    _entry(
+        "trtllm_fp8_block_scale_routed_moe",
+        "0.6.3",
+        _fp8_block_params(True),
+        validate_args=_ROUTED_VALIDATE,
+        normalize_args=_NORM_FP8,
+        normalize_out=("hidden_states_scale",),
+    )
+)
+FP8_PT = _add(
+    _entry(
+        "trtllm_fp8_per_tensor_scale_moe",
+        "0.5.0",
+        _fp8_pt_params(False),
+        validate_args=_TRTLLM_VALIDATE,
+        normalize_args=(*_NORM_LOGITS[:2], "use_routing_scales_on_input"),
+        normalize_out=("routing_logits",),
+    )
+)
+FP8_PT_ROUTED = _add(
+    _entry(
+        "trtllm_fp8_per_tensor_scale_routed_moe",
+        "0.6.17",
+        _fp8_pt_params(True),
+        validate_args=_ROUTED_VALIDATE,
+        normalize=None,
+    )
+)
+BF16 = _add(
+    _entry(
+        "trtllm_bf16_moe",
+        "0.5.3",
+        _bf16_params(False),
+        validate_args=_TRTLLM_VALIDATE,
+        normalize_args=_NORM_LOGITS,
+        normalize_out=("routing_logits",),
+    )
+)
+BF16_ROUTED = _add(
+    _entry(
+        "trtllm_bf16_routed_moe",
+        "0.6.5",
+        _bf16_params(True),
+        validate_args=_ROUTED_VALIDATE,
+        normalize=None,
+    )
+)
+MXINT4 = _add(
+    _entry(
+        "trtllm_mxint4_block_scale_moe",
+        "0.6.0",
+        _mxint4_params(),
+        validate_args=_TRTLLM_VALIDATE,
+        normalize_args=_NORM_LOGITS,
+        normalize_out=("routing_logits",),
+    )
+)
+CUTLASS = _add(
+    _entry(
+        "cutlass_fused_moe",
+        "0.5.0",
+        _cutlass_params(),
+        validate=validate_trtllm("cutlass_fused_moe"),
+        validate_args=("input", "token_selected_experts", "token_final_scales"),
+        feature="moe.cutlass",
+        matrix_note="CUTLASS kernels: SM89, SM90, SM100/103/110, SM120/121 (SM107 from 0.6.18); "
+        "JIT-built on first use",
+        normalize_args=("use_fused_finalize",),
+        normalize_out=("use_fused_finalize",),
+    )
+)
+
+
+# -- weight/scale preparation helpers (top-level FlashInfer functions) ----------------
+
+
+def _no_check() -> None:
+    """The helpers take one tensor each; FlashInfer checks it."""
+
+
+def _helper(name: str, params: list[Param]) -> EntryPoint:
+    return _entry(
+        name,
+        "0.5.0",
+        params,
+        module="flashinfer",
+        validate=_no_check,
+        feature="quantization",
+        normalize=None,
+        matrix_note="weight preparation (host or GPU tensors)",
+    )
+
+
+HELPERS = {
+    e.name: e
+    for e in (
+        _helper("shuffle_matrix_a", [Param("input_tensor"), Param("epilogue_tile_m")]),
+        _helper(
+            "shuffle_matrix_sf_a",
+            [Param("input_tensor"), Param("epilogue_tile_m"), Param("num_elts_per_sf")],
+        ),
+        _helper(
+            "block_scale_interleave",
+            [Param("unswizzled_sf"), Param("out", "0.7.2.post1", note="preallocated output")],
+        ),
+        _helper("reorder_rows_for_gated_act_gemm", [Param("x")]),
+    )
+}
+
+# First release whose positional order is a prefix of the frozen (0.7.4) one: positional
+# calls written against it or later keep their meaning through fi_compat; code written
+# positionally against an older release must switch to keywords past the first inserted
+# parameter (checked against every snapshot by tests/unit/test_moe_snapshots.py).
+POSITIONAL_FROM = {
+    "trtllm_fp4_block_scale_moe": "0.6.11",  # per_token_scale inserted before output
+    "trtllm_fp4_block_scale_routed_moe": "0.6.11",
+    "trtllm_fp8_block_scale_moe": "0.6.15",  # num_fused_shared_experts before activation_type
+    "trtllm_fp8_block_scale_routed_moe": "0.6.13",
+    "trtllm_fp8_per_tensor_scale_moe": "0.6.5",  # do_finalize before enable_pdl
+    "trtllm_fp8_per_tensor_scale_routed_moe": "0.6.17",
+    "trtllm_bf16_moe": "0.6.5",
+    "trtllm_bf16_routed_moe": "0.6.13",
+    "trtllm_mxint4_block_scale_moe": "0.6.5",
+    "cutlass_fused_moe": "0.6.18",  # use_wfp4afp8_humming back before tune_max_num_tokens
+    "shuffle_matrix_a": "0.5.0",
+    "shuffle_matrix_sf_a": "0.5.0",
+    "block_scale_interleave": "0.5.0",
+    "reorder_rows_for_gated_act_gemm": "0.5.0",
+}
+
+__all__ = ["HELPERS", "POSITIONAL_FROM", "SPECS"]

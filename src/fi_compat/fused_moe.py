@@ -1,0 +1,965 @@
+"""Stable facade of FlashInfer's fused MoE (``flashinfer.fused_moe``), 0.5.0-0.7.4.
+
+One frozen signature per entry point over every release that has it; model code written
+against it runs unchanged, positional or keyword, on each of them.  Importing this
+module reads the installed ``flashinfer-python`` version from package metadata
+(FlashInfer is imported on the first call) and builds every function for that release.
+``<function>.adapter.describe()`` says what was chosen; ``<function>.raw()`` is
+FlashInfer's own function.
+
+* enum parameters take :mod:`fi_compat.enums` members (re-exported here), translated by
+  member name to the release's integers or members;
+* parameters added mid-list are dropped at their neutral values on older releases
+  (else a typed error names the release), removed ones (``tile_tokens_dim``) are
+  accepted keyword-only and handled per release, renamed ones (``gated_act_type``)
+  are mapped by meaning;
+* scale tensors are accepted as the caller has them and handed over in the layout the
+  release reads (see each function); ``routing_logits`` in the dtype it accepts;
+* :func:`supports_cutlass_moe` / :func:`supports_trtllm_moe` answer for this release
+  and GPU from the one known-issues table.
+"""
+
+from __future__ import annotations
+
+from ._callpath import OMIT, lazy_facades
+from .adapters.fused_moe import HELPERS, SPECS
+from .device import supports_cutlass_moe, supports_trtllm_moe
+from .enums import (
+    ActivationType,
+    Fp8QuantizationType,
+    GatedActType,
+    RoutingMethodType,
+    SfLayout,
+    WeightLayout,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    import torch
+    from torch import Tensor
+
+__all__ = [
+    "ActivationType",
+    "Fp8QuantizationType",
+    "GatedActType",
+    "RoutingMethodType",
+    "SfLayout",
+    "WeightLayout",
+    "block_scale_interleave",
+    "cutlass_fused_moe",
+    "reorder_rows_for_gated_act_gemm",
+    "shuffle_matrix_a",
+    "shuffle_matrix_sf_a",
+    "supports_cutlass_moe",
+    "supports_trtllm_moe",
+    "trtllm_bf16_moe",
+    "trtllm_bf16_routed_moe",
+    "trtllm_fp4_block_scale_moe",
+    "trtllm_fp4_block_scale_routed_moe",
+    "trtllm_fp8_block_scale_moe",
+    "trtllm_fp8_block_scale_routed_moe",
+    "trtllm_fp8_per_tensor_scale_moe",
+    "trtllm_fp8_per_tensor_scale_routed_moe",
+    "trtllm_mxint4_block_scale_moe",
+]
+
+
+def _trtllm_fp4_block_scale_moe(
+    routing_logits: Tensor,
+    routing_bias: Tensor | None,
+    hidden_states: Tensor,
+    hidden_states_scale: Tensor | None,
+    gemm1_weights: Tensor,
+    gemm1_weights_scale: Tensor,
+    gemm1_bias: Tensor | None,
+    gemm1_alpha: Tensor | None,
+    gemm1_beta: Tensor | None,
+    gemm1_clamp_limit: Tensor | None,
+    gemm2_weights: Tensor,
+    gemm2_weights_scale: Tensor,
+    gemm2_bias: Tensor | None,
+    output1_scale_scalar: Tensor | None,
+    output1_scale_gate_scalar: Tensor | None,
+    output2_scale_scalar: Tensor | None,
+    num_experts: int,
+    top_k: int,
+    n_group: int | None,
+    topk_group: int | None,
+    intermediate_size: int,
+    local_expert_offset: int,
+    local_num_experts: int,
+    routed_scaling_factor: float | None,
+    routing_method_type: RoutingMethodType | int = RoutingMethodType.Default,
+    do_finalize: bool = True,
+    enable_pdl: bool | None = None,
+    activation_type: ActivationType | int = ActivationType.Swiglu,
+    per_token_scale: Tensor | None = None,
+    output: Tensor | None = None,
+    tune_max_num_tokens: int = 8192,
+    norm_topk_prob: bool = True,
+    routing_replay_out: Tensor | None = None,
+    num_fused_shared_experts: int | None = None,
+    valid_hidden_size: int | None = None,
+    valid_intermediate_size: int | None = None,
+    hidden_states_scale_layout: SfLayout | int | None = None,
+    workspace_buffer: Tensor | None = None,
+    nvfp4_4over6: Any | None = OMIT,
+    *,
+    tile_tokens_dim: int | None = None,
+    gated_act_type: GatedActType | int | None = None,
+    **kwargs: Any,
+) -> list[Tensor]:
+    r"""TRTLLM-gen fused MoE with FP4 weights (NVFP4 / MXFP4), routing inside, 0.5.0+.
+
+    The positional order is 0.7.4's, which extends 0.6.0-0.7.3's; 0.5.x's
+    ``tile_tokens_dim`` (positional there, ignored by the kernel, removed in 0.6.0)
+    and 0.5.0-0.6.2's ``gated_act_type`` (renamed ``activation_type`` in 0.6.3) are
+    keyword-only here.  FlashInfer is always called by keyword.  TRTLLM-gen MoE runs on
+    SM10x (and SM12x from 0.6.7): ``supports_trtllm_moe()``.
+
+    Parameters
+    ----------
+    routing_logits : Tensor
+        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
+        release the dtype its launcher accepts for the routing method (before 0.6.8 the
+        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
+        launcher demands bfloat16 with routing scales on input) and copies only then.
+    hidden_states : Tensor
+        NVFP4 activations (``uint8``, two values per byte, ``[num_tokens, hidden // 2]``),
+        MXFP8 (``float8_e4m3fn``) or bfloat16 (MXFP4 weights x BF16 activations).
+    hidden_states_scale : Tensor, optional
+        Activation block scales (NVFP4: one per 16 values; MXFP8: one per 32), as the
+        caller has them: 2-D ``[num_tokens, hidden // block]`` or the flat 1-D buffer
+        (viewed as 2-D, never copied) -- every release asserts the 2-D form, so 0.6.7-era
+        code that passed the flat buffer runs unchanged.  ``None`` with bf16 activations.
+    hidden_states_scale_layout : SfLayout, optional
+        Linear is the only layout any release reads: fi_compat passes
+        ``SfLayout.layout_linear`` on 0.7.0+ (whose ``None`` is deprecated) and refuses
+        swizzled layouts on every release.
+    routing_method_type, activation_type, weight_layout, fp8_quantization_type
+        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
+        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
+        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
+        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
+        accepted only where they named the same member in every release.
+    activation_type : ActivationType
+        ``Swiglu`` by default on every release.  Before 0.6.3 the parameter was
+        ``gated_act_type`` with ``GatedActType`` values (SwiGlu=0, GeGlu=1): fi_compat
+        maps ``Swiglu``/``Geglu`` by meaning; the raw integers 0 and 1 are refused
+        (0 is SwiGlu there and Gelu here).
+    gated_act_type : GatedActType, optional
+        The pre-0.6.3 spelling, accepted on every release and mapped by meaning.
+    tile_tokens_dim : int, optional
+        Accepted and ignored: 0.5.x only logged it (fi_compat passes ``None`` there, as
+        its required value); 0.6.0 removed it.
+    **kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _trtllm_fp4_block_scale_routed_moe(
+    topk_ids: Tensor | tuple[Tensor, Tensor],
+    routing_bias: Tensor | None,
+    hidden_states: Tensor,
+    hidden_states_scale: Tensor | None,
+    gemm1_weights: Tensor,
+    gemm1_weights_scale: Tensor,
+    gemm1_bias: Tensor | None,
+    gemm1_alpha: Tensor | None,
+    gemm1_beta: Tensor | None,
+    gemm1_clamp_limit: Tensor | None,
+    gemm2_weights: Tensor,
+    gemm2_weights_scale: Tensor,
+    gemm2_bias: Tensor | None,
+    output1_scale_scalar: Tensor | None,
+    output1_scale_gate_scalar: Tensor | None,
+    output2_scale_scalar: Tensor | None,
+    num_experts: int,
+    top_k: int,
+    n_group: int | None,
+    topk_group: int | None,
+    intermediate_size: int,
+    local_expert_offset: int,
+    local_num_experts: int,
+    routed_scaling_factor: float | None,
+    routing_method_type: RoutingMethodType | int = RoutingMethodType.Default,
+    do_finalize: bool = True,
+    enable_pdl: bool | None = None,
+    activation_type: ActivationType | int = ActivationType.Swiglu,
+    per_token_scale: Tensor | None = None,
+    output: Tensor | None = None,
+    tune_max_num_tokens: int = 8192,
+    gemm1_lora_delta: Tensor | None = None,
+    valid_hidden_size: int | None = None,
+    valid_intermediate_size: int | None = None,
+    num_fused_shared_experts: int | None = None,
+    hidden_states_scale_layout: SfLayout | int | None = None,
+    workspace_buffer: Tensor | None = None,
+    nvfp4_4over6: Any | None = OMIT,
+    routing_metadata: Any | None = None,
+    *,
+    tile_tokens_dim: int | None = None,
+    gated_act_type: GatedActType | int | None = None,
+    **kwargs: Any,
+) -> list[Tensor]:
+    r"""TRTLLM-gen fused MoE with FP4 weights and precomputed routing, 0.5.0+.
+
+    Same conventions as :func:`trtllm_fp4_block_scale_moe` (order 0.7.4's; legacy
+    ``tile_tokens_dim`` / ``gated_act_type`` keyword-only).
+
+    Parameters
+    ----------
+    topk_ids : Tensor or (Tensor, Tensor)
+        Precomputed routing, ``[num_tokens, top_k]`` (packed ids/scores, or a pair of
+        ids and weights where the release takes one).
+    hidden_states : Tensor
+        NVFP4 activations (``uint8``, two values per byte, ``[num_tokens, hidden // 2]``),
+        MXFP8 (``float8_e4m3fn``) or bfloat16 (MXFP4 weights x BF16 activations).
+    hidden_states_scale : Tensor, optional
+        Activation block scales (NVFP4: one per 16 values; MXFP8: one per 32), as the
+        caller has them: 2-D ``[num_tokens, hidden // block]`` or the flat 1-D buffer
+        (viewed as 2-D, never copied) -- every release asserts the 2-D form, so 0.6.7-era
+        code that passed the flat buffer runs unchanged.  ``None`` with bf16 activations.
+    hidden_states_scale_layout : SfLayout, optional
+        Linear is the only layout any release reads: fi_compat passes
+        ``SfLayout.layout_linear`` on 0.7.0+ (whose ``None`` is deprecated) and refuses
+        swizzled layouts on every release.
+    routing_method_type, activation_type, weight_layout, fp8_quantization_type
+        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
+        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
+        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
+        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
+        accepted only where they named the same member in every release.
+    **kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _trtllm_fp8_block_scale_moe(
+    routing_logits: Tensor,
+    routing_bias: Tensor | None,
+    hidden_states: Tensor,
+    hidden_states_scale: Tensor,
+    gemm1_weights: Tensor,
+    gemm1_weights_scale: Tensor,
+    gemm2_weights: Tensor,
+    gemm2_weights_scale: Tensor,
+    num_experts: int,
+    top_k: int,
+    n_group: int | None,
+    topk_group: int | None,
+    intermediate_size: int,
+    local_expert_offset: int,
+    local_num_experts: int,
+    routed_scaling_factor: float | None,
+    routing_method_type: RoutingMethodType | int = RoutingMethodType.Default,
+    use_shuffled_weight: bool = False,
+    weight_layout: WeightLayout | int = WeightLayout.MajorK,
+    do_finalize: bool = True,
+    enable_pdl: bool | None = None,
+    tune_max_num_tokens: int = 8192,
+    fp8_quantization_type: Fp8QuantizationType | int = Fp8QuantizationType.DeepSeekFp8,
+    num_fused_shared_experts: int | None = None,
+    activation_type: ActivationType | int = ActivationType.Swiglu,
+    norm_topk_prob: bool = True,
+    routing_replay_out: Tensor | None = None,
+    gemm1_alpha: Tensor | None = None,
+    gemm1_beta: Tensor | None = None,
+    gemm1_clamp_limit: Tensor | None = None,
+    output: Tensor | None = None,
+    valid_hidden_size: int | None = None,
+    valid_intermediate_size: int | None = None,
+    *,
+    gemm1_bias: Tensor | None = None,
+    gemm2_bias: Tensor | None = None,
+    workspace_buffer: Tensor | None = None,
+    tile_tokens_dim: int | None = None,
+    **kwargs: Any,
+) -> Tensor | list[Tensor]:
+    r"""TRTLLM-gen fused MoE with FP8 block-scaled weights (DeepSeek FP8 or MXFP8), 0.5.0+.
+
+    The positional order is 0.7.4's (``do_finalize`` 0.6.5, ``fp8_quantization_type``
+    0.6.4 ... were inserted mid-list; 0.5.x-0.6.4 positional calls past
+    ``weight_layout`` must use keywords); ``tile_tokens_dim`` is keyword-only.
+
+    Parameters
+    ----------
+    routing_logits : Tensor
+        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
+        release the dtype its launcher accepts for the routing method (before 0.6.8 the
+        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
+        launcher demands bfloat16 with routing scales on input) and copies only then.
+    hidden_states : Tensor
+        ``float8_e4m3fn`` ``[num_tokens, hidden]``.
+    hidden_states_scale : Tensor
+        DeepSeek FP8 (default): float32, native ``[hidden // 128, num_tokens]``;
+        token-major ``[num_tokens, hidden // 128]`` and flat 1-D (read token-major) are
+        transposed into it (a copy, unless the tensor is already a transposed view of
+        the native layout; a square tensor is taken as native).  ``MxFp8`` (0.6.4+):
+        ``uint8`` ``[num_tokens, hidden // 32]`` or flat, like the FP4 path.
+    routing_method_type, activation_type, weight_layout, fp8_quantization_type
+        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
+        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
+        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
+        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
+        accepted only where they named the same member in every release.
+    use_shuffled_weight, do_finalize, tune_max_num_tokens
+        Always forwarded, so the same call means the same on every release.
+    **kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _trtllm_fp8_block_scale_routed_moe(
+    topk_ids: Tensor | tuple[Tensor, Tensor],
+    routing_bias: Tensor | None,
+    hidden_states: Tensor,
+    hidden_states_scale: Tensor,
+    gemm1_weights: Tensor,
+    gemm1_weights_scale: Tensor,
+    gemm2_weights: Tensor,
+    gemm2_weights_scale: Tensor,
+    num_experts: int,
+    top_k: int,
+    n_group: int | None,
+    topk_group: int | None,
+    intermediate_size: int,
+    local_expert_offset: int,
+    local_num_experts: int,
+    routed_scaling_factor: float | None,
+    routing_method_type: RoutingMethodType | int = RoutingMethodType.Default,
+    use_shuffled_weight: bool = False,
+    weight_layout: WeightLayout | int = WeightLayout.MajorK,
+    do_finalize: bool = True,
+    enable_pdl: bool | None = None,
+    gemm1_lora_delta: Tensor | None = None,
+    output: Tensor | None = None,
+    tune_max_num_tokens: int = 8192,
+    fp8_quantization_type: Fp8QuantizationType | int = Fp8QuantizationType.DeepSeekFp8,
+    activation_type: ActivationType | int = ActivationType.Swiglu,
+    gemm1_alpha: Tensor | None = None,
+    gemm1_beta: Tensor | None = None,
+    gemm1_clamp_limit: Tensor | None = None,
+    valid_hidden_size: int | None = None,
+    valid_intermediate_size: int | None = None,
+    workspace_buffer: Tensor | None = None,
+    **kwargs: Any,
+) -> Tensor | list[Tensor]:
+    r"""TRTLLM-gen fused MoE with FP8 block-scaled weights and precomputed routing, 0.6.3+.
+
+    Parameters
+    ----------
+    topk_ids : Tensor or (Tensor, Tensor)
+        Precomputed routing, ``[num_tokens, top_k]`` (packed ids/scores, or a pair of
+        ids and weights where the release takes one).
+    hidden_states : Tensor
+        ``float8_e4m3fn`` ``[num_tokens, hidden]``.
+    hidden_states_scale : Tensor
+        DeepSeek FP8 (default): float32, native ``[hidden // 128, num_tokens]``;
+        token-major ``[num_tokens, hidden // 128]`` and flat 1-D (read token-major) are
+        transposed into it (a copy, unless the tensor is already a transposed view of
+        the native layout; a square tensor is taken as native).  ``MxFp8`` (0.6.4+):
+        ``uint8`` ``[num_tokens, hidden // 32]`` or flat, like the FP4 path.
+    routing_method_type, activation_type, weight_layout, fp8_quantization_type
+        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
+        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
+        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
+        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
+        accepted only where they named the same member in every release.
+    **kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _trtllm_fp8_per_tensor_scale_moe(
+    routing_logits: Tensor,
+    routing_bias: Tensor | None,
+    hidden_states: Tensor,
+    gemm1_weights: Tensor,
+    output1_scales_scalar: Tensor,
+    output1_scales_gate_scalar: Tensor,
+    gemm2_weights: Tensor,
+    output2_scales_scalar: Tensor,
+    num_experts: int,
+    top_k: int,
+    n_group: int | None,
+    topk_group: int | None,
+    intermediate_size: int,
+    local_expert_offset: int,
+    local_num_experts: int,
+    routed_scaling_factor: float | None,
+    use_routing_scales_on_input: bool,
+    routing_method_type: RoutingMethodType | int = RoutingMethodType.Default,
+    do_finalize: bool = True,
+    enable_pdl: bool | None = None,
+    tune_max_num_tokens: int = 8192,
+    activation_type: ActivationType | int = ActivationType.Swiglu,
+    norm_topk_prob: bool = True,
+    routing_replay_out: Tensor | None = None,
+    output: Tensor | None = None,
+    gemm1_clamp_limit: Tensor | None = None,
+    workspace_buffer: Tensor | None = None,
+    *,
+    tile_tokens_dim: int | None = None,
+    **kwargs: Any,
+) -> Tensor | list[Tensor]:
+    r"""TRTLLM-gen fused MoE with FP8 per-tensor-scaled weights, 0.5.0+.
+
+    The positional order is 0.7.4's; ``tile_tokens_dim`` (0.5.x, default 8 then
+    ``None``, only logged) is keyword-only.
+
+    Parameters
+    ----------
+    routing_logits : Tensor
+        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
+        release the dtype its launcher accepts for the routing method (before 0.6.8 the
+        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
+        launcher demands bfloat16 with routing scales on input) and copies only then.
+    routing_method_type, activation_type, weight_layout, fp8_quantization_type
+        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
+        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
+        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
+        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
+        accepted only where they named the same member in every release.
+    **kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _trtllm_fp8_per_tensor_scale_routed_moe(
+    topk_ids: Tensor | tuple[Tensor, Tensor],
+    routing_bias: Tensor | None,
+    hidden_states: Tensor,
+    gemm1_weights: Tensor,
+    output1_scales_scalar: Tensor,
+    output1_scales_gate_scalar: Tensor,
+    gemm2_weights: Tensor,
+    output2_scales_scalar: Tensor,
+    num_experts: int,
+    top_k: int,
+    n_group: int | None,
+    topk_group: int | None,
+    intermediate_size: int,
+    local_expert_offset: int,
+    local_num_experts: int,
+    routed_scaling_factor: float | None,
+    use_routing_scales_on_input: bool,
+    routing_method_type: RoutingMethodType | int = RoutingMethodType.Default,
+    do_finalize: bool = True,
+    enable_pdl: bool | None = None,
+    tune_max_num_tokens: int = 8192,
+    activation_type: ActivationType | int = ActivationType.Swiglu,
+    routing_replay_out: Tensor | None = None,
+    output: Tensor | None = None,
+    gemm1_clamp_limit: Tensor | None = None,
+    workspace_buffer: Tensor | None = None,
+    **kwargs: Any,
+) -> Tensor | list[Tensor]:
+    r"""TRTLLM-gen fused MoE with FP8 per-tensor scales and precomputed routing, 0.6.17+.
+
+    Parameters
+    ----------
+    topk_ids : Tensor or (Tensor, Tensor)
+        Precomputed routing, ``[num_tokens, top_k]`` (packed ids/scores, or a pair of
+        ids and weights where the release takes one).
+    routing_method_type, activation_type, weight_layout, fp8_quantization_type
+        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
+        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
+        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
+        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
+        accepted only where they named the same member in every release.
+    **kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _trtllm_bf16_moe(
+    routing_logits: Tensor,
+    routing_bias: Tensor | None,
+    hidden_states: Tensor,
+    gemm1_weights: Tensor,
+    gemm2_weights: Tensor,
+    num_experts: int,
+    top_k: int,
+    n_group: int | None,
+    topk_group: int | None,
+    intermediate_size: int,
+    local_expert_offset: int,
+    local_num_experts: int,
+    routed_scaling_factor: float | None = None,
+    routing_method_type: RoutingMethodType | int = RoutingMethodType.Default,
+    use_shuffled_weight: bool = True,
+    weight_layout: WeightLayout | int = WeightLayout.BlockMajorK,
+    do_finalize: bool = True,
+    enable_pdl: bool = True,
+    tune_max_num_tokens: int = 8192,
+    activation_type: ActivationType | int = ActivationType.Swiglu,
+    norm_topk_prob: bool = True,
+    routing_replay_out: Tensor | None = None,
+    gemm1_alpha: Tensor | None = None,
+    gemm1_beta: Tensor | None = None,
+    gemm1_clamp_limit: Tensor | None = None,
+    output: Tensor | None = None,
+    workspace_buffer: Tensor | None = None,
+    **kwargs: Any,
+) -> Tensor | list[Tensor]:
+    r"""TRTLLM-gen fused MoE with bfloat16 weights, routing inside, 0.5.3+.
+
+    Parameters
+    ----------
+    routing_logits : Tensor
+        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
+        release the dtype its launcher accepts for the routing method (before 0.6.8 the
+        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
+        launcher demands bfloat16 with routing scales on input) and copies only then.
+    routing_method_type, activation_type, weight_layout, fp8_quantization_type
+        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
+        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
+        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
+        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
+        accepted only where they named the same member in every release.
+    routed_scaling_factor : float, optional
+        flashinfer>=0.6.0; earlier releases take no scaling factor (``None`` dropped,
+        else ``UnsupportedParameterError``).
+    **kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _trtllm_bf16_routed_moe(
+    topk_ids: Tensor | tuple[Tensor, Tensor],
+    hidden_states: Tensor,
+    gemm1_weights: Tensor,
+    gemm2_weights: Tensor,
+    num_experts: int,
+    top_k: int,
+    n_group: int | None,
+    topk_group: int | None,
+    intermediate_size: int,
+    local_expert_offset: int,
+    local_num_experts: int,
+    routed_scaling_factor: float | None = None,
+    routing_method_type: RoutingMethodType | int = RoutingMethodType.Default,
+    use_shuffled_weight: bool = True,
+    weight_layout: WeightLayout | int = WeightLayout.BlockMajorK,
+    do_finalize: bool = True,
+    enable_pdl: bool = True,
+    gemm1_lora_delta: Tensor | None = None,
+    tune_max_num_tokens: int = 8192,
+    activation_type: ActivationType | int = ActivationType.Swiglu,
+    routing_replay_out: Tensor | None = None,
+    gemm1_alpha: Tensor | None = None,
+    gemm1_beta: Tensor | None = None,
+    gemm1_clamp_limit: Tensor | None = None,
+    output: Tensor | None = None,
+    workspace_buffer: Tensor | None = None,
+    **kwargs: Any,
+) -> Tensor | list[Tensor]:
+    r"""TRTLLM-gen fused MoE with bfloat16 weights and precomputed routing, 0.6.5+.
+
+    Parameters
+    ----------
+    topk_ids : Tensor or (Tensor, Tensor)
+        Precomputed routing, ``[num_tokens, top_k]`` (packed ids/scores, or a pair of
+        ids and weights where the release takes one).
+    routing_method_type, activation_type, weight_layout, fp8_quantization_type
+        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
+        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
+        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
+        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
+        accepted only where they named the same member in every release.
+    **kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _trtllm_mxint4_block_scale_moe(
+    routing_logits: Tensor,
+    routing_bias: Tensor | None,
+    hidden_states: Tensor,
+    gemm1_weights: Tensor,
+    gemm1_weights_scale: Tensor,
+    gemm1_alpha: Tensor | None,
+    gemm1_beta: Tensor | None,
+    gemm1_clamp_limit: Tensor | None,
+    gemm2_weights: Tensor,
+    gemm2_weights_scale: Tensor,
+    num_experts: int,
+    top_k: int,
+    n_group: int | None,
+    topk_group: int | None,
+    intermediate_size: int,
+    local_expert_offset: int,
+    local_num_experts: int,
+    routed_scaling_factor: float | None,
+    routing_method_type: RoutingMethodType | int = RoutingMethodType.Default,
+    do_finalize: bool = True,
+    enable_pdl: bool | None = None,
+    output: Tensor | None = None,
+    tune_max_num_tokens: int = 8192,
+    norm_topk_prob: bool = True,
+    routing_replay_out: Tensor | None = None,
+    valid_hidden_size: int | None = None,
+    valid_intermediate_size: int | None = None,
+    workspace_buffer: Tensor | None = None,
+    **kwargs: Any,
+) -> list[Tensor]:
+    r"""TRTLLM-gen fused MoE with MXINT4 block-scaled weights and bf16 activations, 0.6.0+.
+
+    Parameters
+    ----------
+    routing_logits : Tensor
+        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
+        release the dtype its launcher accepts for the routing method (before 0.6.8 the
+        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
+        launcher demands bfloat16 with routing scales on input) and copies only then.
+    routing_method_type, activation_type, weight_layout, fp8_quantization_type
+        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
+        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
+        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
+        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
+        accepted only where they named the same member in every release.
+    **kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _cutlass_fused_moe(
+    input: Tensor,
+    token_selected_experts: Tensor,
+    token_final_scales: Tensor,
+    fc1_expert_weights: Tensor,
+    fc2_expert_weights: Tensor,
+    output_dtype: torch.dtype,
+    quant_scales: list[Tensor],
+    fc1_expert_biases: Tensor | None = None,
+    fc2_expert_biases: Tensor | None = None,
+    input_sf: Tensor | None = None,
+    swiglu_alpha: Tensor | None = None,
+    swiglu_beta: Tensor | None = None,
+    swiglu_limit: Tensor | None = None,
+    tp_size: int = 1,
+    tp_rank: int = 0,
+    ep_size: int = 1,
+    ep_rank: int = 0,
+    cluster_size: int = 1,
+    cluster_rank: int = 0,
+    output: Tensor | None = None,
+    enable_alltoall: bool = False,
+    use_deepseek_fp8_block_scale: bool = False,
+    use_w4_group_scaling: bool = False,
+    use_mxfp8_act_scaling: bool = False,
+    min_latency_mode: bool = False,
+    use_packed_weights: bool = False,
+    use_wfp4afp8_humming: bool = False,
+    tune_max_num_tokens: int = 8192,
+    enable_pdl: bool | None = None,
+    activation_type: ActivationType | int = ActivationType.Swiglu,
+    swizzled_input_sf: bool = True,
+    use_fused_finalize: bool | None = None,
+    profile_ids: list[int] | None = None,
+    workspace_buffer: Tensor | None = None,
+    *,
+    clamped_relu2_limit: Tensor | None = None,
+    situ_beta: Tensor | None = None,
+    situ_linear_beta: Tensor | None = None,
+    backend: str = "cutlass",
+    nvfp4_4over6: Any | None = OMIT,
+    **kwargs: Any,
+) -> Tensor | list[Tensor]:
+    r"""CUTLASS fused MoE (SM89/SM90/SM100 family/SM110/SM120 family), 0.5.0+.
+
+    Runs on the architectures ``supports_cutlass_moe()`` lists (its first call JIT-
+    builds the CUTLASS module for the GPU unless ``flashinfer-jit-cache`` has it: on
+    an H200 with 16 cores the SM90 build took > 9 minutes for a quarter of its 181
+    compile steps, see tests/gpu/README.md).
+
+    Parameters
+    ----------
+    input : Tensor
+        ``[num_tokens, hidden]`` activations (bf16/fp16, or quantised with ``input_sf``).
+    token_selected_experts, token_final_scales : Tensor
+        ``[num_tokens, top_k]`` expert ids (int32) and routing weights (float32).
+    activation_type : ActivationType
+        Translated by name per release (``Swiglu`` by default everywhere).
+    use_fused_finalize : bool, optional
+        flashinfer>=0.6.15.  ``None`` means what 0.7.4 makes of it, on every release
+        that has the parameter: fused unless ``torch.use_deterministic_algorithms(True)``
+        (0.6.15-0.7.3 default to ``True`` whatever the mode; fi_compat resolves ``None``
+        for them).  Releases without it finalize their own way: ``None`` is dropped,
+        ``True``/``False`` raise ``UnsupportedParameterError``.
+    backend : str
+        ``"cutlass"`` (flashinfer>=0.7.1 also takes others; older releases drop
+        ``"cutlass"`` and refuse the rest).
+    **kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+# -- helpers around the MoE kernels (top-level FlashInfer functions) -----------------
+
+
+def _shuffle_matrix_a(input_tensor: Tensor, epilogue_tile_m: int, **kwargs: Any) -> Tensor:
+    """Reorder rows of a weight matrix for the TRTLLM-gen GEMMs (``flashinfer.shuffle_matrix_a``;
+    module ``fp4_quantization``, ``quantization.fp4_quantization`` from 0.6.7).  Unchanged
+    0.5.0-0.7.4."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _shuffle_matrix_sf_a(
+    input_tensor: Tensor, epilogue_tile_m: int, num_elts_per_sf: int = 16, **kwargs: Any
+) -> Tensor:
+    """Reorder a block-scale matrix like :func:`shuffle_matrix_a` and interleave it
+    (``flashinfer.shuffle_matrix_sf_a``).  Unchanged 0.5.0-0.7.4."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _block_scale_interleave(
+    unswizzled_sf: Tensor, *, out: Tensor | None = None, **kwargs: Any
+) -> Tensor:
+    """Swizzle linear block scales into the 128x4 layout (``flashinfer.block_scale_interleave``).
+
+    ``out`` (flashinfer>=0.7.2.post1) is emulated before: the result is copied into ``out``
+    and ``out`` is returned."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _reorder_rows_for_gated_act_gemm(x: Tensor, **kwargs: Any) -> Tensor:
+    """Interleave the gate and up halves of a gated-activation weight
+    (``flashinfer.reorder_rows_for_gated_act_gemm``).  Unchanged 0.5.0-0.7.4."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+# Each function is generated for the installed release on first access (PEP 562), so
+# importing this module costs only the stubs above.
+lazy_facades(
+    globals(),
+    {
+        "trtllm_fp4_block_scale_moe": (
+            _trtllm_fp4_block_scale_moe,
+            SPECS["trtllm_fp4_block_scale_moe"],
+        ),
+        "trtllm_fp4_block_scale_routed_moe": (
+            _trtllm_fp4_block_scale_routed_moe,
+            SPECS["trtllm_fp4_block_scale_routed_moe"],
+        ),
+        "trtllm_fp8_block_scale_moe": (
+            _trtllm_fp8_block_scale_moe,
+            SPECS["trtllm_fp8_block_scale_moe"],
+        ),
+        "trtllm_fp8_block_scale_routed_moe": (
+            _trtllm_fp8_block_scale_routed_moe,
+            SPECS["trtllm_fp8_block_scale_routed_moe"],
+        ),
+        "trtllm_fp8_per_tensor_scale_moe": (
+            _trtllm_fp8_per_tensor_scale_moe,
+            SPECS["trtllm_fp8_per_tensor_scale_moe"],
+        ),
+        "trtllm_fp8_per_tensor_scale_routed_moe": (
+            _trtllm_fp8_per_tensor_scale_routed_moe,
+            SPECS["trtllm_fp8_per_tensor_scale_routed_moe"],
+        ),
+        "trtllm_bf16_moe": (_trtllm_bf16_moe, SPECS["trtllm_bf16_moe"]),
+        "trtllm_bf16_routed_moe": (_trtllm_bf16_routed_moe, SPECS["trtllm_bf16_routed_moe"]),
+        "trtllm_mxint4_block_scale_moe": (
+            _trtllm_mxint4_block_scale_moe,
+            SPECS["trtllm_mxint4_block_scale_moe"],
+        ),
+        "cutlass_fused_moe": (_cutlass_fused_moe, SPECS["cutlass_fused_moe"]),
+        "shuffle_matrix_a": (_shuffle_matrix_a, HELPERS["shuffle_matrix_a"]),
+        "shuffle_matrix_sf_a": (_shuffle_matrix_sf_a, HELPERS["shuffle_matrix_sf_a"]),
+        "block_scale_interleave": (_block_scale_interleave, HELPERS["block_scale_interleave"]),
+        "reorder_rows_for_gated_act_gemm": (
+            _reorder_rows_for_gated_act_gemm,
+            HELPERS["reorder_rows_for_gated_act_gemm"],
+        ),
+    },
+)
+
+if TYPE_CHECKING:  # what the generated functions look like, for type checkers
+    trtllm_fp4_block_scale_moe = _trtllm_fp4_block_scale_moe
+    trtllm_fp4_block_scale_routed_moe = _trtllm_fp4_block_scale_routed_moe
+    trtllm_fp8_block_scale_moe = _trtllm_fp8_block_scale_moe
+    trtllm_fp8_block_scale_routed_moe = _trtllm_fp8_block_scale_routed_moe
+    trtllm_fp8_per_tensor_scale_moe = _trtllm_fp8_per_tensor_scale_moe
+    trtllm_fp8_per_tensor_scale_routed_moe = _trtllm_fp8_per_tensor_scale_routed_moe
+    trtllm_bf16_moe = _trtllm_bf16_moe
+    trtllm_bf16_routed_moe = _trtllm_bf16_routed_moe
+    trtllm_mxint4_block_scale_moe = _trtllm_mxint4_block_scale_moe
+    cutlass_fused_moe = _cutlass_fused_moe
+    shuffle_matrix_a = _shuffle_matrix_a
+    shuffle_matrix_sf_a = _shuffle_matrix_sf_a
+    block_scale_interleave = _block_scale_interleave
+    reorder_rows_for_gated_act_gemm = _reorder_rows_for_gated_act_gemm
