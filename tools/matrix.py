@@ -38,9 +38,13 @@ MATRIX = Path(os.environ.get("FI_COMPAT_MATRIX_DIR", ROOT / ".matrix"))
 CELLS: list[tuple[str, bool, str]] = [
     # flashinfer-cubin 0.6.0 beside flashinfer-python 0.6.7: a real packaging mismatch
     ("0.6.7", False, "cubin-mismatch"),
+    ("0.5.0", False, "live"),
+    ("0.5.3", False, "live"),
     ("0.6.0", False, "live"),
+    ("0.6.3", False, "live"),
     ("0.6.7", False, "live"),
     ("0.6.8.post1", False, "live"),
+    ("0.6.11", False, "live"),
     ("0.6.13", False, "live"),
     ("0.6.14", False, "live"),
     ("0.6.16", False, "dsl-missing"),

@@ -191,11 +191,13 @@ ISSUES: tuple[dict[str, object], ...] = (
         "id": "cpu-torch-dsl-import-crash",
         "releases": ("0.6.15", "0.7.1"),
         "arch": "any",
-        "feature": "import.gdn",
+        "feature": "import",
         "kind": "import",
-        "summary": "with nvidia-cutlass-dsl installed and a torch build without CUDA, importing "
-        "flashinfer.gdn_prefill raises AssertionError (gdn_kernels/gdn_decode_bf16_state.py "
-        "queries the GPU at module scope; measured on 0.6.15-0.7.0.post1)",
+        "summary": "with nvidia-cutlass-dsl installed and a torch build without CUDA, "
+        "`import flashinfer` raises AssertionError: its __init__ imports gdn_prefill, whose "
+        "gdn_kernels/gdn_decode_bf16_state.py queries the GPU at module scope, so every "
+        "FlashInfer module fails (measured for flashinfer.gdn_prefill and flashinfer.fused_moe "
+        "on 0.6.15-0.7.0.post1)",
         "ref": "FI#3262 (fixed #3293, regressed FI#4143)",
         "workaround": "a CUDA build of torch on a GPU host, or flashinfer-python>=0.7.1, or "
         "uninstall nvidia-cutlass-dsl",

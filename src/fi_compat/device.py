@@ -352,6 +352,22 @@ def cubins_reachable(
         return False, f"artifact repository {repo} unreachable ({type(exc).__name__})"
 
 
+def _cubins(
+    ok: bool,
+    fix: str | None,
+    reasons: list[str],
+    release: str | None,
+    probe_network: bool,
+    timeout: float,
+) -> tuple[bool, str | None]:
+    """The TRTLLM-gen queries' cubin check: appends the reason, fails without cubins."""
+    reach, why = cubins_reachable(release, probe_network, timeout)
+    reasons.append(why)
+    if reach:
+        return ok, fix
+    return False, fix or "python -m fi_compat download-cubin (or pip install flashinfer-cubin)"
+
+
 def supports_trtllm_attention(
     *,
     capability: object = None,
@@ -376,11 +392,7 @@ def supports_trtllm_attention(
         ok = False
         reasons.append("batch-invariant mode: TRTLLM-gen kernels are not batch invariant")
     if pl is not None:
-        reach, why = cubins_reachable(release, probe_network, timeout)
-        reasons.append(why)
-        if not reach:
-            ok = False
-            fix = fix or "python -m fi_compat download-cubin (or pip install flashinfer-cubin)"
+        ok, fix = _cubins(ok, fix, reasons, release, probe_network, timeout)
     return Support(feature, ok, reasons, fix, found)
 
 
@@ -471,12 +483,8 @@ def supports_trtllm_moe(
                 f"TRTLLM-gen MoE in flashinfer-python {pl.version} runs on {fams} only "
                 f"(the launcher rejects SM{cc[0]}{cc[1]})"
             )
-    if pl is not None and ok:
-        reach, why = cubins_reachable(release, probe_network, timeout)
-        reasons.append(why)
-        if not reach:
-            ok = False
-            fix = fix or "python -m fi_compat download-cubin (or pip install flashinfer-cubin)"
+    if pl is not None:
+        ok, fix = _cubins(ok, fix, reasons, release, probe_network, timeout)
     return Support(feature, ok, reasons, fix, found)
 
 

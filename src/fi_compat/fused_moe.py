@@ -171,7 +171,8 @@ def _trtllm_fp4_block_scale_moe(
         value.
     FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
     OptionalDependencyMissingError
-        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -266,7 +267,8 @@ def _trtllm_fp4_block_scale_routed_moe(
         value.
     FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
     OptionalDependencyMissingError
-        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -358,7 +360,8 @@ def _trtllm_fp8_block_scale_moe(
         value.
     FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
     OptionalDependencyMissingError
-        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -436,7 +439,8 @@ def _trtllm_fp8_block_scale_routed_moe(
         value.
     FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
     OptionalDependencyMissingError
-        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -508,7 +512,8 @@ def _trtllm_fp8_per_tensor_scale_moe(
         value.
     FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
     OptionalDependencyMissingError
-        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -572,7 +577,8 @@ def _trtllm_fp8_per_tensor_scale_routed_moe(
         value.
     FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
     OptionalDependencyMissingError
-        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -642,7 +648,8 @@ def _trtllm_bf16_moe(
         value.
     FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
     OptionalDependencyMissingError
-        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -706,7 +713,8 @@ def _trtllm_bf16_routed_moe(
         value.
     FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
     OptionalDependencyMissingError
-        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -774,7 +782,8 @@ def _trtllm_mxint4_block_scale_moe(
         value.
     FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
     OptionalDependencyMissingError
-        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -863,7 +872,8 @@ def _cutlass_fused_moe(
         value.
     FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
     OptionalDependencyMissingError
-        At the first call (e.g. ``nvidia-cutlass-dsl`` missing for 0.6.16+).
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 

@@ -118,12 +118,14 @@ def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
             "detail": f"{dep.note}; pip install {extras}",
         }
     cuda = torch_build()["cuda"]
-    if dep is not None and cuda is None:
+    # the CuTe DSL on a CPU-only torch: `import flashinfer` crashes in some releases,
+    # whatever the module (known issue cpu-torch-dsl-import-crash)
+    if cuda is None and (dep is not None or _module_available("cutlass")):
         for issue in entry.issues(pl):
             if issue.kind == "import" and "CUDA" in issue.summary:
                 return {
                     "status": "import fails here",
-                    "optional_dependency": dep.package,
+                    "optional_dependency": dep.package if dep else None,
                     "detail": f"{issue.summary} (torch here has no CUDA); fix: {issue.workaround}",
                 }
     return {

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from fi_compat.registry import at_least, place
+
 CELL = os.environ.get("FI_COMPAT_CELL")
 EXPECT = os.environ.get("FI_COMPAT_CELL_EXPECT", "live")
 pytestmark = [
@@ -40,9 +42,29 @@ def by_code(doc: dict[str, Any]) -> dict[str, dict[str, str]]:
     return {f["code"]: f for f in doc["findings"]}
 
 
+# flashinfer.fused_moe needs no CuTe DSL: it imports in the dsl-missing cells
+MOE_EXPECT = "live" if EXPECT == "dsl-missing" else EXPECT
+GDN = CELL is not None and at_least(place(CELL), "0.6.0")
+
+
+def probes(doc: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Probe findings by FlashInfer module (one probe per module)."""
+    out = {}
+    for f in doc["findings"]:
+        if f["code"] == "probe":
+            out[f["title"].removeprefix("import ").split(" ")[0]] = f
+    return out
+
+
 def test_doctor_probe_reports_the_real_import_outcome() -> None:
     rc, doc = cli("doctor", "--json", "--probe")
-    probe = by_code(doc)["probe"]
+    found = probes(doc)
+    assert found["flashinfer.fused_moe"]["severity"] == ("ok" if MOE_EXPECT == "live" else "error")
+    if not GDN:
+        assert "flashinfer.gdn_prefill" not in found  # below its floor: nothing to probe
+        assert (rc == 1) == (doc["errors"] > 0)
+        return
+    probe = found["flashinfer.gdn_prefill"]
     if EXPECT == "live":
         assert probe["severity"] == "ok"
     else:
@@ -59,8 +81,14 @@ def test_doctor_probe_reports_the_real_import_outcome() -> None:
 def test_info_probe_is_not_fatal() -> None:
     rc, data = cli("info", "--json", "--probe")
     assert rc == 0
-    ep = data["entry_points"]["fi_compat.gdn_prefill.chunk_gated_delta_rule"]
-    assert ep["probe"]["ok"] == (EXPECT == "live")
+    eps = data["entry_points"]
+    moe = eps["fi_compat.fused_moe.trtllm_fp4_block_scale_moe"]
+    assert moe["probe"]["ok"] == (MOE_EXPECT == "live")
+    gdn = eps["fi_compat.gdn_prefill.chunk_gated_delta_rule"]
+    if GDN:
+        assert gdn["probe"]["ok"] == (EXPECT == "live")
+    else:
+        assert "probe" not in gdn and gdn["status"] == "unsupported release"
 
 
 def test_packaging_findings() -> None:

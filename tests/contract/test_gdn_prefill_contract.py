@@ -21,6 +21,7 @@ import pytest
 import fi_compat
 from fi_compat import errors, gdn_prefill, snapshots
 from fi_compat.adapters.gdn_prefill import SPEC
+from fi_compat.registry import at_least, place
 from helpers import facade_for, inputs
 from policy_cases import CASES
 from spy import Spy, snapshot_signature
@@ -34,6 +35,10 @@ pytestmark = [
     pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
 ]
 facade = gdn_prefill.chunk_gated_delta_rule
+# importing the facades (above) imported no FlashInfer (other suites import it later)
+LAZY = "flashinfer" not in sys.modules
+# cells of releases older than flashinfer.gdn_prefill (0.5.x, for the MoE facades)
+BELOW = CELL is not None and not at_least(place(CELL), SPEC.since)
 
 
 def test_detected_release_and_adapter() -> None:
@@ -41,9 +46,15 @@ def test_detected_release_and_adapter() -> None:
     assert fi is not None and fi.version == CELL
     assert fi.location.endswith(f"fi-{CELL}")
     d = facade.adapter.describe()
+    if BELOW:  # the facade exists, and says from which release on it works
+        assert d["installed"] == CELL and d["problem"] == "below-floor"
+        x = inputs()
+        with pytest.raises(errors.UnsupportedFlashInferVersionError, match=r">=0\.6\.0"):
+            facade(x["q"], x["k"], x["v"], cu_seqlens=x["cu_seqlens"])
+        return
     assert d["installed"] == CELL and d["problem"] is None
     assert facade.adapter.range is not None and CELL in facade.adapter.range.releases()
-    assert "flashinfer" not in sys.modules or EXPECT == "live"  # facade import is lazy
+    assert LAZY  # facade import is lazy
 
 
 def test_predicted_availability_matches_the_import() -> None:
@@ -51,6 +62,9 @@ def test_predicted_availability_matches_the_import() -> None:
     from fi_compat.info import entry_status
 
     status = entry_status(SPEC, facade.adapter)
+    if BELOW:
+        assert status["status"] == "unsupported release", status
+        return
     want = {
         "dsl-missing": "needs nvidia-cutlass-dsl",
         "import-crash": "import fails here",
@@ -61,8 +75,8 @@ def test_predicted_availability_matches_the_import() -> None:
 
 @pytest.fixture(scope="module")
 def real() -> Any:
-    if EXPECT != "live":
-        pytest.skip(f"flashinfer.gdn_prefill cannot be imported here ({EXPECT})")
+    if EXPECT != "live" or BELOW:
+        pytest.skip(f"flashinfer.gdn_prefill cannot be imported here ({EXPECT}, {CELL})")
     facade.adapter._set_target(None)
     fn = facade.raw()  # resolves through fi_compat: the raw FlashInfer function
     import flashinfer.gdn_prefill as fg

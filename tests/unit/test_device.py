@@ -163,3 +163,75 @@ def test_queries_without_flashinfer_installed() -> None:
     s = supports_xqa_decode(capability=(9, 0))
     assert not s and "not installed" in " ".join(s.reasons)
     assert len(known_issues()) == len(TABLE)  # no release known: every row
+
+
+@pytest.mark.parametrize(
+    ("cc", "release", "details", "ok", "issue"),
+    [
+        ("9.0", "0.6.7", {}, True, None),
+        (
+            "12.1",
+            "0.6.7",
+            {"quantization": "bf16", "activation": "Relu2"},
+            False,
+            "sm121-cutlass-moe-relu2",
+        ),
+        ("12.1", "0.6.8", {"quantization": "bf16", "activation": "Relu2"}, True, None),
+        ("12.1", "0.6.7", {"quantization": "fp8", "activation": "Relu2"}, True, None),
+        ("12.1", "0.6.7", {"quantization": "bf16", "activation": "Swiglu"}, True, None),
+        ("11.0", "0.6.8.post1", {}, False, "sm110-moe-cubins-missing"),
+        ("11.0", "0.6.9", {}, True, None),
+        ("8.0", "0.7.4", {}, False, None),
+        ("10.7", "0.6.17", {}, False, None),
+        ("10.7", "0.6.18", {}, True, None),
+    ],
+)
+def test_supports_cutlass_moe(
+    cc: str, release: str, details: dict[str, str], ok: bool, issue: str | None
+) -> None:
+    s = device.supports_cutlass_moe(capability=cc, release=release, **details)
+    assert bool(s) is ok, s
+    assert [i.id for i in s.issues] == ([issue] if issue else [])
+    if not ok and issue is None:
+        assert "builds CUTLASS MoE kernels for" in s.reasons[-1]
+
+
+def test_cutlass_moe_undescribed_call_gets_a_caveat_not_a_no() -> None:
+    s = device.supports_cutlass_moe(capability="12.1", release="0.6.7")
+    assert s and not s.issues
+    assert any("caveat" in r and "sm121-cutlass-moe-relu2" in r for r in s.reasons)
+    # FlashInfer's own member (or ours) works as the activation detail too
+    from fi_compat.enums import ActivationType
+
+    assert not device.supports_cutlass_moe(
+        capability="12.1", release="0.6.7", quantization="bf16", activation=ActivationType.Relu2
+    )
+
+
+@pytest.mark.parametrize(
+    ("cc", "release", "ok"),
+    [
+        ("10.0", "0.5.0", True),
+        ("10.3", "0.7.4", True),
+        ("12.0", "0.6.6", False),
+        ("12.1", "0.6.7", True),
+        ("9.0", "0.7.4", False),
+        ("11.0", "0.6.9", False),
+    ],
+)
+def test_supports_trtllm_moe(
+    cc: str, release: str, ok: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cubins = cubin_dir(tmp_path)
+    monkeypatch.setenv("FLASHINFER_CUBIN_DIR", cubins)
+    s = device.supports_trtllm_moe(capability=cc, release=release)
+    assert bool(s) is ok, s
+    monkeypatch.delenv("FLASHINFER_CUBIN_DIR")
+    no_cubins = device.supports_trtllm_moe(capability=cc, release=release)
+    assert not no_cubins
+    if ok:
+        assert "download-cubin" in (no_cubins.fix or "")
+    monkeypatch.setenv("FLASHINFER_CUBIN_DIR", cubins)
+    monkeypatch.setenv(device.DISABLE_ENV, "moe")
+    assert not device.supports_trtllm_moe(capability=cc, release=release)
+    assert not device.supports_cutlass_moe(capability="9.0", release=release)

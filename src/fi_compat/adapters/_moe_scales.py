@@ -33,6 +33,7 @@ Read from the released sources (``flashinfer/fused_moe/core.py`` and
 
 from __future__ import annotations
 
+from .. import enums
 from ..errors import InvalidArgumentError, MissingArgumentError
 from ..registry import at_least
 
@@ -44,9 +45,20 @@ if TYPE_CHECKING:
     from .._callpath import Adapter
 
 _DT: dict[str, Any] = {}  # torch dtypes, bound on first use (no torch import at import)
+# the hot-path ones as globals (one lookup each); None until the first call binds them
+_F32: Any = None
+_BF16: Any = None
+_U8: Any = None
+_E4M3: Any = None
+_ONE_BYTE: Any = frozenset()
+_LINEAR = enums.SfLayout.layout_linear
+_DEEPSEEK = enums.Fp8QuantizationType.DeepSeekFp8
+_RMT = enums.RoutingMethodType
+_DSV3 = enums.RoutingMethodType.DeepSeekV3
 
 
 def _dtypes() -> dict[str, Any]:
+    global _F32, _BF16, _U8, _E4M3, _ONE_BYTE
     if not _DT:
         import torch
 
@@ -55,7 +67,6 @@ def _dtypes() -> dict[str, Any]:
             bf16=torch.bfloat16,
             u8=torch.uint8,
             e4m3=torch.float8_e4m3fn,
-            int32=torch.int32,
             floats=frozenset((torch.float32, torch.bfloat16, torch.float16)),
             one_byte=frozenset(
                 d
@@ -67,8 +78,9 @@ def _dtypes() -> dict[str, Any]:
                 )
                 if d is not None
             ),
-            ints=frozenset((torch.int32, torch.int64, torch.int16)),
         )
+        _F32, _BF16, _U8, _E4M3 = _DT["f32"], _DT["bf16"], _DT["u8"], _DT["e4m3"]
+        _ONE_BYTE = _DT["one_byte"]
     return _DT
 
 
@@ -237,8 +249,12 @@ def make_normalizer(name: str) -> Callable[[Adapter], Callable[..., tuple[Any, .
                     rl = logits_fn(rl, rmt, False)
                 else:
                     hidden, scale, qtype = a
-                mx = has_q and _is_mxfp8(adapter, qtype)
-                scale = (_fp4_scale if mx else _fp8_block_scale)(where, hidden, scale)
+                q = "DeepSeekFp8" if qtype is _DEEPSEEK else _fp8_kind(adapter, qtype)
+                if q == "DeepSeekFp8":
+                    scale = _fp8_block_scale(where, hidden, scale)
+                elif q == "MxFp8" and has_q:
+                    scale = _fp4_scale(where, hidden, scale)
+                # anything else: left to the release (which rejects it, or its policy does)
                 return (rl, scale) if logits_fn is not None else (scale,)
 
             return norm_fp8_block
@@ -279,32 +295,35 @@ def _finalize_rule(adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
 
 def _logits_rule(adapter: Adapter, where: str, strict: bool) -> Callable[..., Any]:
     """routing_logits -> the dtype the release accepts for this routing method."""
-    from .. import enums
-
-    rmt_cls = enums.RoutingMethodType
-    ds_member = rmt_cls.DeepSeekV3
     ds_strict = strict or not at_least(adapter.placement, "0.6.8")  # type: ignore[arg-type]
 
     def rule(rl: Any, rmt: Any, on_input: bool) -> Any:
         if rl is None:
             return rl
-        d = _dtypes()
+        if _F32 is None:
+            _dtypes()
         dt = rl.dtype
+        if not on_input:  # the conforming cases, decided without the routing method
+            if dt is _F32 and not strict:
+                return rl
+            if dt is _BF16 and not ds_strict:
+                return rl
+        d = _DT
         if dt not in d["floats"]:
             raise InvalidArgumentError(
                 f"{where}: routing_logits must be float32 or bfloat16, got {dt}"
             )
-        m = rmt if type(rmt) is rmt_cls else adapter.stable_member("routing_method_type", rmt)
+        m = rmt if type(rmt) is _RMT else adapter.stable_member("routing_method_type", rmt)
         if on_input:
-            want = d["bf16"]
-        elif m is ds_member and ds_strict:
-            want = d["f32"]
+            want = _BF16
+        elif m is _DSV3 and ds_strict:
+            want = _F32
         elif strict:
-            want = d["bf16"]
-        elif dt is d["f32"] or dt is d["bf16"]:
+            want = _BF16
+        elif dt is _F32 or dt is _BF16:
             return rl
         else:
-            want = d["f32"]  # float16: exact in float32
+            want = _F32  # float16: exact in float32
         return rl if dt is want else rl.to(want)
 
     return rule
@@ -314,6 +333,17 @@ def _fp4_scale(where: str, hidden: Any, scale: Any) -> Any:
     """FP4-path activation scales as ``[tokens, hidden // block]`` (a view)."""
     if scale is None:
         return None
+    s = scale.shape
+    if len(s) == 2:  # the conforming case in a few attribute reads
+        hs = hidden.shape
+        hd = hidden.dtype
+        blocks = s[1] * 8 if hd is _U8 else s[1] * 32 if hd is _E4M3 else -1
+        if s[0] == hs[0] and blocks == hs[1] and scale.dtype in _ONE_BYTE:
+            return scale
+    return _fp4_scale_slow(where, hidden, scale)
+
+
+def _fp4_scale_slow(where: str, hidden: Any, scale: Any) -> Any:
     d = _dtypes()
     hd = hidden.dtype
     t, cols = hidden.shape[0], hidden.shape[1]
@@ -345,6 +375,10 @@ def _fp4_scale(where: str, hidden: Any, scale: Any) -> Any:
 
 def _fp8_block_scale(where: str, hidden: Any, scale: Any) -> Any:
     """DeepSeek-FP8 activation scales as float32 ``[hidden // 128, tokens]``."""
+    if scale is not None and scale.dtype is _F32:
+        s, hs = scale.shape, hidden.shape
+        if len(s) == 2 and s[1] == hs[0] and s[0] == hs[1] // 128:
+            return scale  # native
     if scale is None:
         raise MissingArgumentError(
             f"{where}: hidden_states_scale is required (float32 [hidden // 128, num_tokens])"
@@ -370,31 +404,27 @@ def _fp8_block_scale(where: str, hidden: Any, scale: Any) -> Any:
     )
 
 
-def _is_mxfp8(adapter: Adapter, qtype: Any) -> bool:
-    from .. import enums
-
+def _fp8_kind(adapter: Adapter, qtype: Any) -> str:
+    """The member name of an ``fp8_quantization_type`` value (any accepted spelling)."""
     m = qtype if type(qtype) is enums.Fp8QuantizationType else None
     if m is None:
         m = adapter.stable_member("fp8_quantization_type", qtype)
-    return m is enums.Fp8QuantizationType.MxFp8
+    return str(m.name)
 
 
 def _layout(adapter: Adapter, where: str, scale: Any, layout: Any, present: bool) -> Any:
     """``hidden_states_scale_layout``: linear is the only layout any release reads."""
-    from .. import enums
-
-    linear = enums.SfLayout.layout_linear
     if layout is None:
-        return linear if present and scale is not None else None
+        return _LINEAR if present and scale is not None else None
     m = (
         layout
         if type(layout) is enums.SfLayout
         else adapter.stable_member("hidden_states_scale_layout", layout)
     )
-    if m is not linear:
+    if m is not _LINEAR:
         raise InvalidArgumentError(
             f"{where}: hidden_states_scale_layout={m!r}: every FlashInfer release's TRTLLM-gen "
             f"MoE reads activation scales in the linear layout only; pass the linear "
             f"[num_tokens, hidden // block] scales (SfLayout.layout_linear or None)"
         )
-    return linear if present else None
+    return _LINEAR if present else None

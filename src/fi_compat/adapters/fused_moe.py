@@ -18,20 +18,23 @@ Read from the released sources (``pip download flashinfer-python==V``,
   ``norm_topk_prob``/``routing_replay_out`` 0.6.8, ``valid_hidden_size`` 0.7.0, ...) are
   dropped at their neutral value on older releases, and a typed error names the release
   otherwise; the call is always by keyword.
-* ``do_finalize``, ``use_shuffled_weight``, ``tune_max_num_tokens`` and
-  ``use_fused_finalize`` are forwarded explicitly (``explicit``): their defaults moved
-  (``use_fused_finalize`` True -> None "auto" in 0.7.4; ``tune_max_num_tokens`` 1024 ->
-  8192 in 0.3.0), so fi_compat states the value every time.
-* ``hidden_states_scale`` and ``routing_logits`` are normalised by :func:`_normalizer`
-  (see :mod:`fi_compat.adapters._moe_scales`).
+* ``do_finalize``, ``use_shuffled_weight`` and ``tune_max_num_tokens`` are forwarded
+  explicitly wherever present (their defaults held within 0.5.0-0.7.4, but
+  ``use_shuffled_weight``'s flipped before and the call should say what it means);
+  ``use_fused_finalize=None`` is resolved the way 0.7.4 does on 0.6.15-0.7.3.
+* ``hidden_states_scale``, ``hidden_states_scale_layout`` and ``routing_logits`` are
+  normalised per release (:mod:`fi_compat.adapters._moe_scales`).
+* No optional dependency: ``flashinfer.fused_moe`` imports without ``nvidia-cutlass-dsl``
+  on every release (checked in the release matrix: 0.6.16 and 0.6.18 without it);
+  with it on a CPU-only torch, 0.6.15-0.7.0.post1 fail in ``import flashinfer``
+  (known issue ``cpu-torch-dsl-import-crash``).
 """
 
 from __future__ import annotations
 
-from .._callpath import Emulation, EntryPoint, OptionalDependency, Param
+from .._callpath import Emulation, EntryPoint, Param
 from ..enums import ACTIVATION_TO_GATED
 from ..errors import InvalidArgumentError
-from ..registry import VersionRange
 from ._moe_scales import make_normalizer, validate_trtllm
 
 TYPE_CHECKING = False
@@ -39,14 +42,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .._callpath import Adapter
-
-_DSL = OptionalDependency(
-    VersionRange("0.6.16", None),
-    "cutlass",
-    "nvidia-cutlass-dsl",
-    ("cu12", "cu13"),
-    "flashinfer.fused_moe imports the CuTe-DSL MoE kernels unguarded",
-)
 
 
 class LegacyGatedAct(Emulation):
@@ -221,7 +216,6 @@ def _entry(name: str, since: str, params: list[Param], **kw: Any) -> EntryPoint:
         validate=kw.pop("validate", validate_trtllm(name)),
         validate_args=args,
         emulations=emulations,
-        optional_deps=(_DSL,),
         feature=kw.pop("feature", "moe.trtllm"),
         matrix_note=kw.pop("matrix_note", _TRTLLM_GPUS),
         normalize=kw.pop("normalize") if "normalize" in kw else make_normalizer(name),

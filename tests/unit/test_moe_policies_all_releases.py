@@ -1,0 +1,19 @@
+"""Every fused-MoE call policy on every release 0.5.0-0.7.4, against each wheel's real
+signature (the snapshot, read statically), without installing them; the live contract
+suite (tests/contract) repeats the same cases against really installed releases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fi_compat.registry import KNOWN_RELEASES
+from moe_cases import CASES
+from moe_helpers import moe_facade
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
+@pytest.mark.parametrize("release", KNOWN_RELEASES)
+def test_policy(release: str, case: Any) -> None:
+    case(release, lambda name: moe_facade(name, release))
