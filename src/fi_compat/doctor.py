@@ -441,13 +441,14 @@ def run(
     if do_probe and det.flashinfer is not None:
         import fi_compat
 
-        from .info import probe
+        from .info import probe_modules
 
         modules: dict[str, str] = {}  # one probe per FlashInfer module
         for name, adapter in fi_compat.adapters(load=True).items():
-            modules.setdefault(adapter.entry.module, name)
-        for module, name in modules.items():
-            r = probe(module, timeout)
+            if adapter.problem is None:  # not the facades this release predates
+                modules.setdefault(adapter.entry.module, name)
+        for module, r in probe_modules(list(modules), timeout).items():
+            name = modules[module]
             if r["ok"]:
                 findings.append(Finding("ok", "probe", f"{module} imports ({r.get('seconds')} s)"))
             else:

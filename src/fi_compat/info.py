@@ -172,6 +172,20 @@ def probe(module: str, timeout: float = 120.0) -> dict[str, Any]:
     return {"ok": False, "error": f"interpreter exited with {r.returncode}: {r.stderr[-300:]}"}
 
 
+def probe_modules(modules: list[str], timeout: float = 120.0) -> dict[str, dict[str, Any]]:
+    """``probe`` each module once; a package whose submodule imported is not probed
+    again (importing ``flashinfer.fused_moe`` imports ``flashinfer``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for mod in sorted(set(modules), key=lambda m: -m.count(".")):
+        child = next((m for m, r in out.items() if r["ok"] and m.startswith(mod + ".")), None)
+        out[mod] = (
+            {"ok": True, "seconds": out[child].get("seconds"), "via": child}
+            if child
+            else probe(mod, timeout)
+        )
+    return out
+
+
 def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
     import fi_compat
 
@@ -181,14 +195,12 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
     fi_compat.adapters(load=True)
     chosen = adapters()
     entries: dict[str, Any] = {}
-    probes: dict[str, Any] = {}  # one probe per FlashInfer module
+    ok_now = [a.entry.module for a in chosen.values() if a.problem is None]
+    probes = probe_modules(ok_now, timeout) if do_probe else {}  # one per module
     for name, adapter in chosen.items():
         st = entry_status(adapter.entry, adapter)
-        if do_probe and adapter.problem is None:
-            mod = adapter.entry.module
-            st["probe"] = (
-                probes[mod] if mod in probes else probes.setdefault(mod, probe(mod, timeout))
-            )
+        if adapter.entry.module in probes and adapter.problem is None:
+            st["probe"] = probes[adapter.entry.module]
         entries[name] = st
     mism = det.version_mismatches()
     from . import device
