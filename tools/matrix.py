@@ -14,7 +14,8 @@ runs ``pytest tests/contract`` in a fresh interpreter whose ``PYTHONPATH`` holds
 that release, with ``FI_COMPAT_CELL*`` variables saying what the cell expects:
 
 * ``live``: ``flashinfer.gdn_prefill`` imports here; the spy contract runs;
-* ``dsl-missing``: it needs ``nvidia-cutlass-dsl`` (0.6.15+) and the cell lacks it;
+* ``dsl-missing``: it needs ``nvidia-cutlass-dsl`` (0.6.15+) and the cell lacks it
+  (``flashinfer.fused_moe`` needs no DSL: its live contract runs in these cells);
 * ``import-crash``: with the DSL on a CPU-only torch the import raises AssertionError
   (0.6.15-0.7.0.post1); the live contract of those releases runs on the GPU machine.
 
@@ -51,6 +52,7 @@ CELLS: list[tuple[str, bool, str]] = [
     ("0.6.17", True, "import-crash"),
     ("0.6.18", False, "dsl-missing"),
     ("0.6.18", True, "import-crash"),
+    ("0.7.0", False, "dsl-missing"),  # flashinfer.fused_moe still imports: live MoE contract
     ("0.7.0", True, "import-crash"),
     ("0.7.4", True, "live"),
 ]
@@ -157,10 +159,11 @@ def _junit_counts(path: Path) -> dict[str, int]:
 
 
 WHAT = {
-    "live": "flashinfer.gdn_prefill imports on CPU; live spy contract",
+    "live": "FlashInfer imports on CPU; live spy contract of every facade",
     "cubin-mismatch": f"flashinfer-cubin {MISMATCHED_CUBIN} installed beside it: RuntimeError at "
     "import, explained by the facade, doctor and info",
-    "dsl-missing": "import needs nvidia-cutlass-dsl: OptionalDependencyMissingError checked",
+    "dsl-missing": "gdn_prefill needs nvidia-cutlass-dsl: OptionalDependencyMissingError "
+    "checked; fused_moe live",
     "import-crash": "import raises AssertionError on CPU-only torch: FlashInferImportError "
     "checked; live contract on the H200 (tests/gpu), signature by snapshot",
 }

@@ -277,9 +277,12 @@ class EntryPoint:
         normalize_args: tuple[str, ...] = (),
         normalize_out: tuple[str, ...] = (),
         matrix_note: str = "",
+        positional_from: str | None = None,
     ) -> None:
         self.facade = facade
         self.matrix_note = matrix_note  # one line for the support matrix (e.g. GPUs)
+        # first release whose positional order is a prefix of the stable one (docs)
+        self.positional_from = positional_from
         # normalize(adapter) -> f(*normalize_args) -> new values of normalize_out (or None
         # when the release needs nothing): runs on every call, before both paths, and
         # must be cheap and copy-free for inputs that already conform
@@ -1029,7 +1032,18 @@ def make_facade(stub: Callable[_P, _R], entry: EntryPoint) -> Callable[_P, _R]:
     entry.bind_stub(stub)  # type: ignore[arg-type]
     doc = stub.__doc__
     if doc and "{release_notes}" in doc:  # generated from the table, never hand-kept
-        stub.__doc__ = doc.replace("{release_notes}", entry.release_notes().lstrip())
+        doc = doc.replace("{release_notes}", entry.release_notes().lstrip())
+        pos = ""
+        if entry.positional_from:
+            pos = "\n".join(
+                _wrap(
+                    f"Positional calls written against flashinfer-python "
+                    f"{entry.positional_from} or later mean the same here; code written "
+                    f"positionally against an older release must name its arguments "
+                    f"from the first parameter inserted since."
+                )
+            ).lstrip()
+        stub.__doc__ = doc.replace("{positional}", pos)
     adapter = entry.select(detect().flashinfer)
     _ADAPTERS[f"{entry.facade}.{entry.name}"] = adapter
     return adapter.build(stub)  # type: ignore[arg-type]
@@ -1065,6 +1079,7 @@ def lazy_facades(
             build(name)
 
     ns["__getattr__"] = __getattr__
+    ns["__dir__"] = lambda: sorted({*ns, *table})
     _BUILDERS[ns["__name__"]] = build_all
 
 

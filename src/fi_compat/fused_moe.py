@@ -113,11 +113,11 @@ def _trtllm_fp4_block_scale_moe(
 ) -> list[Tensor]:
     r"""TRTLLM-gen fused MoE with FP4 weights (NVFP4 / MXFP4), routing inside, 0.5.0+.
 
-    The positional order is 0.7.4's, which extends 0.6.0-0.7.3's; 0.5.x's
-    ``tile_tokens_dim`` (positional there, ignored by the kernel, removed in 0.6.0)
-    and 0.5.0-0.6.2's ``gated_act_type`` (renamed ``activation_type`` in 0.6.3) are
-    keyword-only here.  FlashInfer is always called by keyword.  TRTLLM-gen MoE runs on
-    SM10x (and SM12x from 0.6.7): ``supports_trtllm_moe()``.
+    The positional order is 0.7.4's; 0.5.x's ``tile_tokens_dim`` (positional there,
+    never read by the kernel, removed in 0.6.0) and 0.5.0-0.6.2's ``gated_act_type``
+    (renamed ``activation_type`` in 0.6.3) are keyword-only here.  FlashInfer is always
+    called by keyword.  TRTLLM-gen MoE runs on SM10x (and SM12x from 0.6.7):
+    ``supports_trtllm_moe()``.
 
     Parameters
     ----------
@@ -152,13 +152,14 @@ def _trtllm_fp4_block_scale_moe(
     gated_act_type : GatedActType, optional
         The pre-0.6.3 spelling, accepted on every release and mapped by meaning.
     tile_tokens_dim : int, optional
-        Accepted and ignored: 0.5.x only logged it (fi_compat passes ``None`` there, as
-        its required value); 0.6.0 removed it.
+        Forwarded to 0.5.x, which only logs it (the default ``None`` satisfies 0.5.x's
+        required parameter without its deprecation warning); dropped from 0.6.0 on.
     **kwargs
         Passed through to FlashInfer unchanged (options fi_compat does not know yet).
 
     Release behaviour (generated from the adapter table)
     ----------------------------------------------------
+    {positional}
     {release_notes}
 
     Raises
@@ -255,6 +256,7 @@ def _trtllm_fp4_block_scale_routed_moe(
 
     Release behaviour (generated from the adapter table)
     ----------------------------------------------------
+    {positional}
     {release_notes}
 
     Raises
@@ -316,9 +318,9 @@ def _trtllm_fp8_block_scale_moe(
 ) -> Tensor | list[Tensor]:
     r"""TRTLLM-gen fused MoE with FP8 block-scaled weights (DeepSeek FP8 or MXFP8), 0.5.0+.
 
-    The positional order is 0.7.4's (``do_finalize`` 0.6.5, ``fp8_quantization_type``
-    0.6.4 ... were inserted mid-list; 0.5.x-0.6.4 positional calls past
-    ``weight_layout`` must use keywords); ``tile_tokens_dim`` is keyword-only.
+    The positional order is 0.7.4's (``fp8_quantization_type`` 0.6.4, ``do_finalize``
+    0.6.5, ``num_fused_shared_experts`` 0.6.15 ... were inserted mid-list);
+    ``tile_tokens_dim`` is keyword-only.
 
     Parameters
     ----------
@@ -348,6 +350,7 @@ def _trtllm_fp8_block_scale_moe(
 
     Release behaviour (generated from the adapter table)
     ----------------------------------------------------
+    {positional}
     {release_notes}
 
     Raises
@@ -427,6 +430,7 @@ def _trtllm_fp8_block_scale_routed_moe(
 
     Release behaviour (generated from the adapter table)
     ----------------------------------------------------
+    {positional}
     {release_notes}
 
     Raises
@@ -500,6 +504,7 @@ def _trtllm_fp8_per_tensor_scale_moe(
 
     Release behaviour (generated from the adapter table)
     ----------------------------------------------------
+    {positional}
     {release_notes}
 
     Raises
@@ -565,6 +570,7 @@ def _trtllm_fp8_per_tensor_scale_routed_moe(
 
     Release behaviour (generated from the adapter table)
     ----------------------------------------------------
+    {positional}
     {release_notes}
 
     Raises
@@ -636,6 +642,7 @@ def _trtllm_bf16_moe(
 
     Release behaviour (generated from the adapter table)
     ----------------------------------------------------
+    {positional}
     {release_notes}
 
     Raises
@@ -701,6 +708,7 @@ def _trtllm_bf16_routed_moe(
 
     Release behaviour (generated from the adapter table)
     ----------------------------------------------------
+    {positional}
     {release_notes}
 
     Raises
@@ -770,6 +778,7 @@ def _trtllm_mxint4_block_scale_moe(
 
     Release behaviour (generated from the adapter table)
     ----------------------------------------------------
+    {positional}
     {release_notes}
 
     Raises
@@ -860,6 +869,7 @@ def _cutlass_fused_moe(
 
     Release behaviour (generated from the adapter table)
     ----------------------------------------------------
+    {positional}
     {release_notes}
 
     Raises

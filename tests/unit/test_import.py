@@ -42,3 +42,30 @@ def test_import_with_a_known_release_needs_no_packaging() -> None:
     r = run_python(PROBE, env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"})
     out = json.loads(r.stdout)
     assert out["heavy"] == [] and out["problem"] is None, r.stderr
+
+
+MOE_PROBE = """
+import sys, time
+t = time.perf_counter()
+import fi_compat.fused_moe as m
+ms = (time.perf_counter() - t) * 1e3
+from fi_compat._callpath import adapters
+built_at_import = len(adapters(build=False))
+fn = m.trtllm_fp4_block_scale_moe  # built on first access
+after_one = len(adapters(build=False))
+heavy = sorted(x for x in sys.modules if x.split('.')[0] in ('torch', 'flashinfer', 'json', 're'))
+import json
+print(json.dumps({"ms": ms, "heavy": heavy, "built": [built_at_import, after_one,
+                  len(adapters())], "same": m.trtllm_fp4_block_scale_moe is fn,
+                  "listed": "cutlass_fused_moe" in dir(m)}))
+"""
+
+
+def test_fused_moe_import_is_lazy_and_cheap() -> None:
+    env = {"PYTHONDONTWRITEBYTECODE": "", "FI_COMPAT_FLASHINFER_VERSION": "0.6.7"}
+    run_python(MOE_PROBE, env=env)
+    outs = [json.loads(run_python(MOE_PROBE, env=env).stdout) for _ in range(5)]
+    out = outs[0]
+    assert out["heavy"] == []  # no torch, FlashInfer, json or re for 14 functions
+    assert out["built"] == [0, 1, 14] and out["same"] and out["listed"]
+    assert min(o["ms"] for o in outs) <= 15.0, [o["ms"] for o in outs]

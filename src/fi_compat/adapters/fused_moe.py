@@ -6,7 +6,8 @@ Read from the released sources (``pip download flashinfer-python==V``,
 * Stable signatures are 0.7.4's.  Parameters that 0.7.4 no longer has are appended
   keyword-only: ``tile_tokens_dim`` (removed in 0.6.0 from every TRTLLM entry point; in
   0.5.x required in the fp4 functions but only ever logged, never passed to the kernel:
-  fi_compat passes ``None``, which also skips 0.5.x's deprecation warning) and, for the
+  the stable default ``None`` is forwarded, which also skips 0.5.x's deprecation
+  warning) and, for the
   fp4 functions, ``gated_act_type`` (renamed ``activation_type`` in 0.6.3, with
   ``ActivationType`` values: SwiGlu=0 became Swiglu=3, and 0 now means Gelu).
 * Enum parameters take :mod:`fi_compat.enums` members, translated by name
@@ -177,7 +178,7 @@ def _tile() -> Param:
         until="0.6.0",
         hint=True,
         explicit=True,
-        note="ignored by 0.5.x (only logged), removed in 0.6.0; fi_compat passes None",
+        note="only logged by 0.5.x (None satisfies its required fp4 parameter), removed in 0.6.0",
     )
 
 
@@ -193,6 +194,27 @@ def _opt(name: str, since: str | None, note: str = "", hint: bool = False) -> Pa
 def _ws(since: str) -> Param:
     return Param("workspace_buffer", since, hint=True, note="caller-provided scratch buffer")
 
+
+# First release whose positional order is a prefix of the frozen (0.7.4) one: positional
+# calls written against it or later keep their meaning through fi_compat; code written
+# positionally against an older release must switch to keywords past the first inserted
+# parameter (checked against every snapshot by tests/unit/test_moe_snapshots.py).
+POSITIONAL_FROM = {
+    "trtllm_fp4_block_scale_moe": "0.6.11",  # per_token_scale inserted before output
+    "trtllm_fp4_block_scale_routed_moe": "0.6.11",
+    "trtllm_fp8_block_scale_moe": "0.6.15",  # num_fused_shared_experts before activation_type
+    "trtllm_fp8_block_scale_routed_moe": "0.6.13",
+    "trtllm_fp8_per_tensor_scale_moe": "0.6.5",  # do_finalize before enable_pdl
+    "trtllm_fp8_per_tensor_scale_routed_moe": "0.6.17",
+    "trtllm_bf16_moe": "0.6.5",
+    "trtllm_bf16_routed_moe": "0.6.13",
+    "trtllm_mxint4_block_scale_moe": "0.6.5",
+    "cutlass_fused_moe": "0.6.18",  # use_wfp4afp8_humming back before tune_max_num_tokens
+    "shuffle_matrix_a": "0.5.0",
+    "shuffle_matrix_sf_a": "0.5.0",
+    "block_scale_interleave": "0.5.0",
+    "reorder_rows_for_gated_act_gemm": "0.5.0",
+}
 
 _TRTLLM_GPUS = (
     "TRTLLM-gen kernels: SM10x on every release, SM12x admitted from 0.6.7 (launcher "
@@ -218,6 +240,7 @@ def _entry(name: str, since: str, params: list[Param], **kw: Any) -> EntryPoint:
         emulations=emulations,
         feature=kw.pop("feature", "moe.trtllm"),
         matrix_note=kw.pop("matrix_note", _TRTLLM_GPUS),
+        positional_from=POSITIONAL_FROM[name],
         normalize=kw.pop("normalize") if "normalize" in kw else make_normalizer(name),
         normalize_args=kw.pop("normalize_args", ()),
         normalize_out=kw.pop("normalize_out", ()),
@@ -684,27 +707,6 @@ HELPERS = {
         ),
         _helper("reorder_rows_for_gated_act_gemm", [Param("x")]),
     )
-}
-
-# First release whose positional order is a prefix of the frozen (0.7.4) one: positional
-# calls written against it or later keep their meaning through fi_compat; code written
-# positionally against an older release must switch to keywords past the first inserted
-# parameter (checked against every snapshot by tests/unit/test_moe_snapshots.py).
-POSITIONAL_FROM = {
-    "trtllm_fp4_block_scale_moe": "0.6.11",  # per_token_scale inserted before output
-    "trtllm_fp4_block_scale_routed_moe": "0.6.11",
-    "trtllm_fp8_block_scale_moe": "0.6.15",  # num_fused_shared_experts before activation_type
-    "trtllm_fp8_block_scale_routed_moe": "0.6.13",
-    "trtllm_fp8_per_tensor_scale_moe": "0.6.5",  # do_finalize before enable_pdl
-    "trtllm_fp8_per_tensor_scale_routed_moe": "0.6.17",
-    "trtllm_bf16_moe": "0.6.5",
-    "trtllm_bf16_routed_moe": "0.6.13",
-    "trtllm_mxint4_block_scale_moe": "0.6.5",
-    "cutlass_fused_moe": "0.6.18",  # use_wfp4afp8_humming back before tune_max_num_tokens
-    "shuffle_matrix_a": "0.5.0",
-    "shuffle_matrix_sf_a": "0.5.0",
-    "block_scale_interleave": "0.5.0",
-    "reorder_rows_for_gated_act_gemm": "0.5.0",
 }
 
 __all__ = ["HELPERS", "POSITIONAL_FROM", "SPECS"]
