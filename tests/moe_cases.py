@@ -428,7 +428,48 @@ def case_seed_mxfp4_call_shape(release: str, make: Make) -> None:
     assert sent[act] == release_value(adapter, "activation_type", "Swiglu")
 
 
+# arguments an enum member needs besides itself (its natural companions)
+def _companions(name: str, param: str, member: str, a: dict[str, Any]) -> dict[str, Any]:
+    if member == "DeepSeekV3" and "routing_logits" in a:
+        return {"routing_logits": a["routing_logits"].float()}
+    if member == "MxFp8":
+        return {"hidden_states_scale": torch.zeros(T, H // 32, dtype=torch.uint8)}
+    return {}
+
+
+def case_every_enum_member_by_name(release: str, make: Make) -> None:
+    """Every member of every enum parameter, on every entry point that has one: the
+    release's own value for that name, or a typed error naming a newer release."""
+    for name, entry in ENTRIES.items():
+        if not exists(release, name):
+            continue
+        f, spy, adapter = make(name)
+        base = args(name)
+        for param, (stable_cls, _) in adapter.enums.items():
+            if param == "hidden_states_scale_layout":
+                continue  # linear only (case_fp4_scale_layouts)
+            table = adapter._ns["_E_" + param]
+            for m in getattr(enums, stable_cls):
+                a = {**base, **_companions(name, param, m.name, base)}
+                if m in table:
+                    f(**a, **{param: m})
+                    sent = spy.raw_kwargs[-1]
+                    if adapter.spelling[param] not in sent:  # at its default: omitted
+                        assert m is entry.params[param].default, (name, m)
+                        continue
+                    got, want = sent[adapter.spelling[param]], table[m]
+                    assert got == want and (type(got) is int or got.name == want.name), (name, m)
+                    continue
+                n_calls = len(spy.calls)
+                with pytest.raises(errors.UnsupportedParameterError) as ei:
+                    f(**a, **{param: m})
+                e = ei.value
+                assert e.parameter == param and len(spy.calls) == n_calls, (name, m)
+                assert not at_least(place(release), e.minimum), (name, m, e.minimum)
+
+
 CASES = [
+    case_every_enum_member_by_name,
     case_positional_and_keyword_agree,
     case_explicit_defaults_always_forwarded,
     case_routing_method_by_name,

@@ -60,7 +60,18 @@ ROUTING = {
 
 
 def args(name: str, *, mxfp8: bool = False) -> dict[str, Any]:
-    """The required arguments of entry point ``name``, in the stable positional order."""
+    """The required arguments of entry point ``name``, in the stable positional order
+    (a fresh dict; the tensors are made once per process and never written to)."""
+    key = (name, mxfp8)
+    if key not in _ARGS:
+        _ARGS[key] = _make_args(name, mxfp8=mxfp8)
+    return dict(_ARGS[key])
+
+
+_ARGS: dict[tuple[str, bool], dict[str, Any]] = {}
+
+
+def _make_args(name: str, *, mxfp8: bool = False) -> dict[str, Any]:
     logits = torch.randn(T, E, generator=_g()).to(torch.bfloat16)
     topk = torch.randint(0, E, (T, K), dtype=torch.int32, generator=_g())
     first = {"topk_ids": topk} if "routed" in name else {"routing_logits": logits}
