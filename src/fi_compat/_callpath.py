@@ -1027,10 +1027,18 @@ def _strict_env() -> str:
     return STRICT_ENV
 
 
-def make_facade(stub: Callable[_P, _R], entry: EntryPoint) -> Callable[_P, _R]:
-    """Build the facade function for ``entry`` against the detected FlashInfer release."""
+def make_facade(
+    stub: Callable[_P, _R], entry: EntryPoint, docs: Mapping[str, str] | None = None
+) -> Callable[_P, _R]:
+    """Build the facade function for ``entry`` against the detected FlashInfer release.
+
+    ``docs``: {name: text} filled into ``{name}`` of the stub's docstring (parts shared
+    by several facades); ``{release_notes}`` / ``{positional}`` come from the table."""
     entry.bind_stub(stub)  # type: ignore[arg-type]
     doc = stub.__doc__
+    for key, text in (docs or {}).items():
+        doc = doc.replace("{" + key + "}", text) if doc else doc
+    stub.__doc__ = doc
     if doc and "{release_notes}" in doc:  # generated from the table, never hand-kept
         doc = doc.replace("{release_notes}", entry.release_notes().lstrip())
         pos = ""
@@ -1050,14 +1058,17 @@ def make_facade(stub: Callable[_P, _R], entry: EntryPoint) -> Callable[_P, _R]:
 
 
 def lazy_facades(
-    ns: dict[str, Any], table: Mapping[str, tuple[Callable[..., Any], EntryPoint]]
+    ns: dict[str, Any],
+    table: Mapping[str, tuple[Callable[..., Any], EntryPoint]],
+    docs: Mapping[str, str] | None = None,
 ) -> None:
     """Build the facade functions of module namespace ``ns`` on first access.
 
-    ``table``: {public name: (stub, entry)}.  Installs the module's ``__getattr__``
-    (PEP 562), so importing a facade module with many entry points costs only its stubs;
-    each function is generated (and its adapter chosen) when first looked up, then lives
-    in the module's globals.  :func:`adapters` builds all of them."""
+    ``table``: {public name: (stub, entry)}; ``docs`` as for :func:`make_facade`.
+    Installs the module's ``__getattr__`` (PEP 562), so importing a facade module with
+    many entry points costs only its stubs; each function is generated (and its adapter
+    chosen) when first looked up, then lives in the module's globals.  :func:`adapters`
+    builds all of them."""
     lock = _thread.allocate_lock()
     for stub, entry in table.values():  # the tables know their signature from import on
         entry.bind_stub(stub)  # type: ignore[arg-type]
@@ -1066,7 +1077,7 @@ def lazy_facades(
         with lock:
             if name not in ns:
                 stub, entry = table[name]
-                ns[name] = make_facade(stub, entry)
+                ns[name] = make_facade(stub, entry, docs)
         return ns[name]
 
     def __getattr__(name: str) -> Any:

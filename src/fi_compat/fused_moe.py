@@ -66,6 +66,66 @@ __all__ = [
 ]
 
 
+# Docstring parts shared by several facades ({name} in a stub docstring, filled when the
+# function is built), so the prose exists once.
+DOCS = {
+    "routing_logits_doc": """routing_logits : Tensor
+        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
+        release the dtype its launcher accepts for the routing method (before 0.6.8 the
+        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
+        launcher demands bfloat16 with routing scales on input) and copies only then.""",
+    "topk_ids_doc": """topk_ids : Tensor or (Tensor, Tensor)
+        Precomputed routing, ``[num_tokens, top_k]`` (packed ids/scores, or a pair of
+        ids and weights where the release takes one).""",
+    "enums_doc": """routing_method_type, activation_type, weight_layout, fp8_quantization_type
+        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
+        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
+        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
+        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
+        accepted only where they named the same member in every release.""",
+    "fp4_scales_doc": """hidden_states : Tensor
+        NVFP4 activations (``uint8``, two values per byte, ``[num_tokens, hidden // 2]``),
+        MXFP8 (``float8_e4m3fn``) or bfloat16 (MXFP4 weights x BF16 activations).
+    hidden_states_scale : Tensor, optional
+        Activation block scales (NVFP4: one per 16 values; MXFP8: one per 32), as the
+        caller has them: 2-D ``[num_tokens, hidden // block]`` or the flat 1-D buffer
+        (viewed as 2-D, never copied) -- every release asserts the 2-D form, so 0.6.7-era
+        code that passed the flat buffer runs unchanged.  ``None`` with bf16 activations.
+    hidden_states_scale_layout : SfLayout, optional
+        Linear is the only layout any release reads: fi_compat passes
+        ``SfLayout.layout_linear`` on 0.7.0+ (whose ``None`` is deprecated) and refuses
+        swizzled layouts on every release.""",
+    "fp8_block_scales_doc": """hidden_states : Tensor
+        ``float8_e4m3fn`` ``[num_tokens, hidden]``.
+    hidden_states_scale : Tensor
+        DeepSeek FP8 (default): float32, native ``[hidden // 128, num_tokens]``;
+        token-major ``[num_tokens, hidden // 128]`` and flat 1-D (read token-major) are
+        transposed into it (a copy, unless the tensor is already a transposed view of
+        the native layout; a square tensor is taken as native).  ``MxFp8`` (0.6.4+):
+        ``uint8`` ``[num_tokens, hidden // 32]`` or flat, like the FP4 path.""",
+    "tail_doc": """**kwargs
+        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
+
+    Release behaviour (generated from the adapter table)
+    ----------------------------------------------------
+    {positional}
+    {release_notes}
+
+    Raises
+    ------
+    MissingArgumentError, InvalidArgumentError
+        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
+        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+    UnsupportedParameterError
+        A parameter or enum member the installed release lacks, left at a non-neutral
+        value.
+    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
+    OptionalDependencyMissingError
+        At the first call, from the import of FlashInfer (explained with the known issue
+        when one applies, e.g. ``cpu-torch-dsl-import-crash``).""",
+}
+
+
 def _trtllm_fp4_block_scale_moe(
     routing_logits: Tensor,
     routing_bias: Tensor | None,
@@ -121,29 +181,9 @@ def _trtllm_fp4_block_scale_moe(
 
     Parameters
     ----------
-    routing_logits : Tensor
-        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
-        release the dtype its launcher accepts for the routing method (before 0.6.8 the
-        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
-        launcher demands bfloat16 with routing scales on input) and copies only then.
-    hidden_states : Tensor
-        NVFP4 activations (``uint8``, two values per byte, ``[num_tokens, hidden // 2]``),
-        MXFP8 (``float8_e4m3fn``) or bfloat16 (MXFP4 weights x BF16 activations).
-    hidden_states_scale : Tensor, optional
-        Activation block scales (NVFP4: one per 16 values; MXFP8: one per 32), as the
-        caller has them: 2-D ``[num_tokens, hidden // block]`` or the flat 1-D buffer
-        (viewed as 2-D, never copied) -- every release asserts the 2-D form, so 0.6.7-era
-        code that passed the flat buffer runs unchanged.  ``None`` with bf16 activations.
-    hidden_states_scale_layout : SfLayout, optional
-        Linear is the only layout any release reads: fi_compat passes
-        ``SfLayout.layout_linear`` on 0.7.0+ (whose ``None`` is deprecated) and refuses
-        swizzled layouts on every release.
-    routing_method_type, activation_type, weight_layout, fp8_quantization_type
-        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
-        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
-        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
-        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
-        accepted only where they named the same member in every release.
+    {routing_logits_doc}
+    {fp4_scales_doc}
+    {enums_doc}
     activation_type : ActivationType
         ``Swiglu`` by default on every release.  Before 0.6.3 the parameter was
         ``gated_act_type`` with ``GatedActType`` values (SwiGlu=0, GeGlu=1): fi_compat
@@ -154,26 +194,7 @@ def _trtllm_fp4_block_scale_moe(
     tile_tokens_dim : int, optional
         Forwarded to 0.5.x, which only logs it (the default ``None`` satisfies 0.5.x's
         required parameter without its deprecation warning); dropped from 0.6.0 on.
-    **kwargs
-        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
-
-    Release behaviour (generated from the adapter table)
-    ----------------------------------------------------
-    {positional}
-    {release_notes}
-
-    Raises
-    ------
-    MissingArgumentError, InvalidArgumentError
-        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
-    UnsupportedParameterError
-        A parameter or enum member the installed release lacks, left at a non-neutral
-        value.
-    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
-    OptionalDependencyMissingError
-        At the first call, from the import of FlashInfer (explained with the known issue
-        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -230,47 +251,10 @@ def _trtllm_fp4_block_scale_routed_moe(
 
     Parameters
     ----------
-    topk_ids : Tensor or (Tensor, Tensor)
-        Precomputed routing, ``[num_tokens, top_k]`` (packed ids/scores, or a pair of
-        ids and weights where the release takes one).
-    hidden_states : Tensor
-        NVFP4 activations (``uint8``, two values per byte, ``[num_tokens, hidden // 2]``),
-        MXFP8 (``float8_e4m3fn``) or bfloat16 (MXFP4 weights x BF16 activations).
-    hidden_states_scale : Tensor, optional
-        Activation block scales (NVFP4: one per 16 values; MXFP8: one per 32), as the
-        caller has them: 2-D ``[num_tokens, hidden // block]`` or the flat 1-D buffer
-        (viewed as 2-D, never copied) -- every release asserts the 2-D form, so 0.6.7-era
-        code that passed the flat buffer runs unchanged.  ``None`` with bf16 activations.
-    hidden_states_scale_layout : SfLayout, optional
-        Linear is the only layout any release reads: fi_compat passes
-        ``SfLayout.layout_linear`` on 0.7.0+ (whose ``None`` is deprecated) and refuses
-        swizzled layouts on every release.
-    routing_method_type, activation_type, weight_layout, fp8_quantization_type
-        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
-        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
-        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
-        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
-        accepted only where they named the same member in every release.
-    **kwargs
-        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
-
-    Release behaviour (generated from the adapter table)
-    ----------------------------------------------------
-    {positional}
-    {release_notes}
-
-    Raises
-    ------
-    MissingArgumentError, InvalidArgumentError
-        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
-    UnsupportedParameterError
-        A parameter or enum member the installed release lacks, left at a non-neutral
-        value.
-    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
-    OptionalDependencyMissingError
-        At the first call, from the import of FlashInfer (explained with the known issue
-        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    {topk_ids_doc}
+    {fp4_scales_doc}
+    {enums_doc}
+    {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -324,47 +308,12 @@ def _trtllm_fp8_block_scale_moe(
 
     Parameters
     ----------
-    routing_logits : Tensor
-        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
-        release the dtype its launcher accepts for the routing method (before 0.6.8 the
-        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
-        launcher demands bfloat16 with routing scales on input) and copies only then.
-    hidden_states : Tensor
-        ``float8_e4m3fn`` ``[num_tokens, hidden]``.
-    hidden_states_scale : Tensor
-        DeepSeek FP8 (default): float32, native ``[hidden // 128, num_tokens]``;
-        token-major ``[num_tokens, hidden // 128]`` and flat 1-D (read token-major) are
-        transposed into it (a copy, unless the tensor is already a transposed view of
-        the native layout; a square tensor is taken as native).  ``MxFp8`` (0.6.4+):
-        ``uint8`` ``[num_tokens, hidden // 32]`` or flat, like the FP4 path.
-    routing_method_type, activation_type, weight_layout, fp8_quantization_type
-        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
-        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
-        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
-        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
-        accepted only where they named the same member in every release.
+    {routing_logits_doc}
+    {fp8_block_scales_doc}
+    {enums_doc}
     use_shuffled_weight, do_finalize, tune_max_num_tokens
         Always forwarded, so the same call means the same on every release.
-    **kwargs
-        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
-
-    Release behaviour (generated from the adapter table)
-    ----------------------------------------------------
-    {positional}
-    {release_notes}
-
-    Raises
-    ------
-    MissingArgumentError, InvalidArgumentError
-        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
-    UnsupportedParameterError
-        A parameter or enum member the installed release lacks, left at a non-neutral
-        value.
-    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
-    OptionalDependencyMissingError
-        At the first call, from the import of FlashInfer (explained with the known issue
-        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -408,43 +357,10 @@ def _trtllm_fp8_block_scale_routed_moe(
 
     Parameters
     ----------
-    topk_ids : Tensor or (Tensor, Tensor)
-        Precomputed routing, ``[num_tokens, top_k]`` (packed ids/scores, or a pair of
-        ids and weights where the release takes one).
-    hidden_states : Tensor
-        ``float8_e4m3fn`` ``[num_tokens, hidden]``.
-    hidden_states_scale : Tensor
-        DeepSeek FP8 (default): float32, native ``[hidden // 128, num_tokens]``;
-        token-major ``[num_tokens, hidden // 128]`` and flat 1-D (read token-major) are
-        transposed into it (a copy, unless the tensor is already a transposed view of
-        the native layout; a square tensor is taken as native).  ``MxFp8`` (0.6.4+):
-        ``uint8`` ``[num_tokens, hidden // 32]`` or flat, like the FP4 path.
-    routing_method_type, activation_type, weight_layout, fp8_quantization_type
-        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
-        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
-        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
-        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
-        accepted only where they named the same member in every release.
-    **kwargs
-        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
-
-    Release behaviour (generated from the adapter table)
-    ----------------------------------------------------
-    {positional}
-    {release_notes}
-
-    Raises
-    ------
-    MissingArgumentError, InvalidArgumentError
-        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
-    UnsupportedParameterError
-        A parameter or enum member the installed release lacks, left at a non-neutral
-        value.
-    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
-    OptionalDependencyMissingError
-        At the first call, from the import of FlashInfer (explained with the known issue
-        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    {topk_ids_doc}
+    {fp8_block_scales_doc}
+    {enums_doc}
+    {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -488,37 +404,9 @@ def _trtllm_fp8_per_tensor_scale_moe(
 
     Parameters
     ----------
-    routing_logits : Tensor
-        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
-        release the dtype its launcher accepts for the routing method (before 0.6.8 the
-        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
-        launcher demands bfloat16 with routing scales on input) and copies only then.
-    routing_method_type, activation_type, weight_layout, fp8_quantization_type
-        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
-        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
-        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
-        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
-        accepted only where they named the same member in every release.
-    **kwargs
-        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
-
-    Release behaviour (generated from the adapter table)
-    ----------------------------------------------------
-    {positional}
-    {release_notes}
-
-    Raises
-    ------
-    MissingArgumentError, InvalidArgumentError
-        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
-    UnsupportedParameterError
-        A parameter or enum member the installed release lacks, left at a non-neutral
-        value.
-    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
-    OptionalDependencyMissingError
-        At the first call, from the import of FlashInfer (explained with the known issue
-        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    {routing_logits_doc}
+    {enums_doc}
+    {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -556,35 +444,9 @@ def _trtllm_fp8_per_tensor_scale_routed_moe(
 
     Parameters
     ----------
-    topk_ids : Tensor or (Tensor, Tensor)
-        Precomputed routing, ``[num_tokens, top_k]`` (packed ids/scores, or a pair of
-        ids and weights where the release takes one).
-    routing_method_type, activation_type, weight_layout, fp8_quantization_type
-        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
-        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
-        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
-        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
-        accepted only where they named the same member in every release.
-    **kwargs
-        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
-
-    Release behaviour (generated from the adapter table)
-    ----------------------------------------------------
-    {positional}
-    {release_notes}
-
-    Raises
-    ------
-    MissingArgumentError, InvalidArgumentError
-        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
-    UnsupportedParameterError
-        A parameter or enum member the installed release lacks, left at a non-neutral
-        value.
-    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
-    OptionalDependencyMissingError
-        At the first call, from the import of FlashInfer (explained with the known issue
-        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    {topk_ids_doc}
+    {enums_doc}
+    {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -623,40 +485,12 @@ def _trtllm_bf16_moe(
 
     Parameters
     ----------
-    routing_logits : Tensor
-        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
-        release the dtype its launcher accepts for the routing method (before 0.6.8 the
-        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
-        launcher demands bfloat16 with routing scales on input) and copies only then.
-    routing_method_type, activation_type, weight_layout, fp8_quantization_type
-        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
-        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
-        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
-        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
-        accepted only where they named the same member in every release.
+    {routing_logits_doc}
+    {enums_doc}
     routed_scaling_factor : float, optional
         flashinfer>=0.6.0; earlier releases take no scaling factor (``None`` dropped,
         else ``UnsupportedParameterError``).
-    **kwargs
-        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
-
-    Release behaviour (generated from the adapter table)
-    ----------------------------------------------------
-    {positional}
-    {release_notes}
-
-    Raises
-    ------
-    MissingArgumentError, InvalidArgumentError
-        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
-    UnsupportedParameterError
-        A parameter or enum member the installed release lacks, left at a non-neutral
-        value.
-    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
-    OptionalDependencyMissingError
-        At the first call, from the import of FlashInfer (explained with the known issue
-        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -694,35 +528,9 @@ def _trtllm_bf16_routed_moe(
 
     Parameters
     ----------
-    topk_ids : Tensor or (Tensor, Tensor)
-        Precomputed routing, ``[num_tokens, top_k]`` (packed ids/scores, or a pair of
-        ids and weights where the release takes one).
-    routing_method_type, activation_type, weight_layout, fp8_quantization_type
-        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
-        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
-        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
-        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
-        accepted only where they named the same member in every release.
-    **kwargs
-        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
-
-    Release behaviour (generated from the adapter table)
-    ----------------------------------------------------
-    {positional}
-    {release_notes}
-
-    Raises
-    ------
-    MissingArgumentError, InvalidArgumentError
-        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
-    UnsupportedParameterError
-        A parameter or enum member the installed release lacks, left at a non-neutral
-        value.
-    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
-    OptionalDependencyMissingError
-        At the first call, from the import of FlashInfer (explained with the known issue
-        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    {topk_ids_doc}
+    {enums_doc}
+    {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -762,37 +570,9 @@ def _trtllm_mxint4_block_scale_moe(
 
     Parameters
     ----------
-    routing_logits : Tensor
-        ``[num_tokens, num_experts]``; float32 or bfloat16.  fi_compat hands each
-        release the dtype its launcher accepts for the routing method (before 0.6.8 the
-        FP8 launchers demand float32 for ``DeepSeekV3`` and bfloat16 otherwise; every
-        launcher demands bfloat16 with routing scales on input) and copies only then.
-    routing_method_type, activation_type, weight_layout, fp8_quantization_type
-        :mod:`fi_compat.enums` members (FlashInfer's own members work too), translated
-        by name to the installed release's integers (they moved in 0.6.8, 0.6.11, 0.6.13,
-        0.6.14, 0.6.16, 0.6.18).  A member the release lacks raises
-        ``UnsupportedParameterError`` naming the first release that has it; raw ints are
-        accepted only where they named the same member in every release.
-    **kwargs
-        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
-
-    Release behaviour (generated from the adapter table)
-    ----------------------------------------------------
-    {positional}
-    {release_notes}
-
-    Raises
-    ------
-    MissingArgumentError, InvalidArgumentError
-        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
-    UnsupportedParameterError
-        A parameter or enum member the installed release lacks, left at a non-neutral
-        value.
-    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
-    OptionalDependencyMissingError
-        At the first call, from the import of FlashInfer (explained with the known issue
-        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    {routing_logits_doc}
+    {enums_doc}
+    {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -864,26 +644,7 @@ def _cutlass_fused_moe(
     backend : str
         ``"cutlass"`` (flashinfer>=0.7.1 also takes others; older releases drop
         ``"cutlass"`` and refuse the rest).
-    **kwargs
-        Passed through to FlashInfer unchanged (options fi_compat does not know yet).
-
-    Release behaviour (generated from the adapter table)
-    ----------------------------------------------------
-    {positional}
-    {release_notes}
-
-    Raises
-    ------
-    MissingArgumentError, InvalidArgumentError
-        Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
-    UnsupportedParameterError
-        A parameter or enum member the installed release lacks, left at a non-neutral
-        value.
-    FlashInferNotInstalledError, UnsupportedFlashInferVersionError, FlashInferImportError,
-    OptionalDependencyMissingError
-        At the first call, from the import of FlashInfer (explained with the known issue
-        when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
@@ -966,6 +727,7 @@ lazy_facades(
             HELPERS["reorder_rows_for_gated_act_gemm"],
         ),
     },
+    DOCS,
 )
 
 if TYPE_CHECKING:  # what the generated functions look like, for type checkers
