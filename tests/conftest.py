@@ -11,6 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
+# the CPU suites stand a spy in for FlashInfer's CUDA-only kernels: let CPU tensors
+# through the facades' device check (tests of the check itself switch it back)
+os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")
 
 
 def run_python(

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from fi_compat import gdn_prefill
-from fi_compat._callpath import Adapter
+from fi_compat._core import Adapter
 from fi_compat.adapters.gdn_prefill import SPEC
 from fi_compat.detection import Distribution
 

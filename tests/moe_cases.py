@@ -448,7 +448,7 @@ def case_every_enum_member_by_name(release: str, make: Make) -> None:
         for param, (stable_cls, _) in adapter.enums.items():
             if param == "hidden_states_scale_layout":
                 continue  # linear only (case_fp4_scale_layouts)
-            table = adapter._ns["_E_" + param]
+            table = adapter.ns["_E_" + param]
             for m in getattr(enums, stable_cls):
                 a = {**base, **_companions(name, param, m.name, base)}
                 if m in table:

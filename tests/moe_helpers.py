@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from fi_compat import fused_moe
-from fi_compat._callpath import Adapter, EntryPoint
+from fi_compat._core import Adapter, EntryPoint
 from fi_compat.adapters.fused_moe import HELPERS, SPECS
 from fi_compat.detection import Distribution
 from spy import MoeSpy, snapshot_signature
@@ -179,4 +179,4 @@ def release_value(adapter: Adapter, param: str, member: str) -> Any:
     from fi_compat import enums
 
     stable = getattr(enums, adapter.entry.params[param].enum or "")
-    return adapter._ns["_E_" + param][stable._members_[member]]
+    return adapter.ns["_E_" + param][stable._members_[member]]

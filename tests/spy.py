@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from fi_compat import enums, snapshots
-from fi_compat._callpath import EntryPoint
+from fi_compat._core import EntryPoint
 from fi_compat.adapters.gdn_prefill import SPEC
 
 _KIND = {

@@ -14,6 +14,9 @@ out of the zip and finds the function with :mod:`ast` -- nothing is imported or 
 The result is written (never edited by hand) to
 ``src/fi_compat/_snapshots/<module>.<qualname>.json``: unique signatures once, and per
 release the defining module and the signature id (``null`` where the name is absent).
+``--facts`` then regenerates ``src/fi_compat/_core/_facts.py``, the per-release facts
+(first release of each entry point and parameter, removals, gaps, positional prefix)
+the adapter tables read instead of typing releases by hand.
 """
 
 from __future__ import annotations
@@ -183,7 +186,12 @@ def snapshot(entry: str, since: str, until: str, cache: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("entry", nargs="+", help="module:qualname, e.g. flashinfer.gdn_prefill:f")
+    ap.add_argument("entry", nargs="*", help="module:qualname, e.g. flashinfer.gdn_prefill:f")
+    ap.add_argument(
+        "--facts",
+        action="store_true",
+        help="(re)generate src/fi_compat/_core/_facts.py from the snapshots (after the entries)",
+    )
     ap.add_argument("--since", default=KNOWN_RELEASES[0])
     ap.add_argument("--until", default=KNOWN_RELEASES[-1])
     default_cache = os.environ.get("FI_COMPAT_WHEEL_CACHE", "~/.cache/fi_compat/wheels")
@@ -198,6 +206,12 @@ def main(argv: list[str] | None = None) -> int:
         name = f"{module.split('|')[0].removeprefix('flashinfer.')}.{qualname}.json"
         (out / name).write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
         print(f"wrote {out / name}", file=sys.stderr)
+    if args.facts:
+        from fi_compat._core import facts
+
+        path = Path(facts.__file__).with_name("_facts.py")
+        path.write_text(facts.render())
+        print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

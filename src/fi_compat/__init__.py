@@ -6,20 +6,27 @@ Facades mirror FlashInfer's modules and are imported on first attribute access::
     from fi_compat import gdn_prefill
     o, state = gdn_prefill.chunk_gated_delta_rule(q, k, v, g, beta, scale, h0, True, cu)
 
-What was detected and which adapter each facade chose: :func:`adapters`, :func:`detect`,
-or ``python -m fi_compat info``.
+Code written positionally against one release keeps that release's binding::
+
+    fi_compat.written_for("0.5.3").fused_moe.trtllm_fp4_block_scale_moe(*args)
+
+What was detected and which adapter each facade chose: :func:`adapters`, :func:`explain`,
+:func:`detect`, or ``python -m fi_compat info``.
 """
 
 from __future__ import annotations
 
 from ._version import __version__
+from .facades import FACADES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import ModuleType
+    from typing import Any
 
-    from . import device, doctor, enums, errors, fused_moe, gdn_prefill
-    from ._callpath import Adapter
+    from . import cli, device, enums, errors, fused_moe, gdn_prefill
+    from ._core import Adapter
+    from ._core.written import WrittenFor
     from .detection import Detection
     from .device import KnownIssue
 
@@ -27,20 +34,19 @@ __all__ = [
     "FACADES",
     "__version__",
     "adapters",
+    "cli",
     "detect",
     "device",
-    "doctor",
     "enums",
     "errors",
-    "fused_moe",
-    "gdn_prefill",
+    "explain",
     "known_issues",
     "set_validation",
+    "written_for",
+    *FACADES,
 ]
 
-# facade modules: attribute name -> the FlashInfer module it mirrors
-FACADES = {"gdn_prefill": "flashinfer.gdn_prefill", "fused_moe": "flashinfer.fused_moe"}
-_LAZY = {"device", "doctor", "enums", "errors", "registry", *FACADES}
+_LAZY = {"cli", "device", "enums", "errors", "registry", *FACADES}
 
 
 def detect(refresh: bool = False) -> Detection:
@@ -63,9 +69,25 @@ def adapters(load: bool = True) -> dict[str, Adapter]:
     if load:
         for name in FACADES:
             importlib.import_module(f"{__name__}.{name}")
-    from ._callpath import adapters as _adapters
+    from ._core import adapters as _adapters
 
     return _adapters()
+
+
+def explain(facade: Any) -> str:
+    """The adapter's choice and the generated code ``facade`` runs on this release."""
+    from ._core import explain as _explain
+
+    return _explain(facade)
+
+
+def written_for(release: str) -> WrittenFor:
+    """Facade modules whose functions bind arguments as flashinfer-python ``release``
+    does: its positional order, its parameter names, its defaults (see
+    :mod:`fi_compat._core.written`)."""
+    from ._core import written_for as _written_for
+
+    return _written_for(release)
 
 
 def known_issues(
@@ -79,7 +101,7 @@ def known_issues(
 
 def set_validation(enabled: bool) -> None:
     """Turn every facade's metadata checks on (default) or off; see the README."""
-    from ._callpath import set_validation as _set
+    from ._core import set_validation as _set
 
     _set(enabled)
 

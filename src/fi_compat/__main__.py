@@ -1,10 +1,10 @@
-"""``python -m fi_compat info [--json] [--probe]`` (see :mod:`fi_compat.info`)."""
+"""``python -m fi_compat info | doctor | download-cubin`` (see :mod:`fi_compat.cli`)."""
 
 from __future__ import annotations
 
 
 def main() -> int:
-    from .info import main as _main
+    from .cli import main as _main
 
     return _main()
 

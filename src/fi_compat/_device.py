@@ -13,7 +13,21 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["assume_capability", "capability"]
+__all__ = ["ALLOW_CPU_ENV", "assume_capability", "capability", "cpu_allowed"]
+
+# FI_COMPAT_ALLOW_CPU=1: tensors off CUDA pass the device check (for a stand-in of
+# FlashInfer's kernel in tests; FlashInfer's own kernels are CUDA-only)
+ALLOW_CPU_ENV = "FI_COMPAT_ALLOW_CPU"
+_cpu_ok: list[bool] = []
+
+
+def cpu_allowed() -> bool:
+    """Whether CPU/meta tensors may reach the (stand-in) kernel; read once."""
+    if not _cpu_ok:
+        import os
+
+        _cpu_ok.append(os.environ.get(ALLOW_CPU_ENV, "").strip().lower() in ("1", "true", "yes"))
+    return _cpu_ok[0]
 
 _cache: dict[int, tuple[int, int]] = {}
 _assumed: list[tuple[int, int] | None] = []

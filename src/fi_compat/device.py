@@ -444,16 +444,34 @@ def supports_cutlass_moe(
     reasons: list[str] = []
     details = {"quantization": quantization, "activation": _member_name(activation)}
     ok, fix, found = _common(feature, cc, pl, reasons, details)
-    if cc is not None and pl is not None:
-        arches = [a for since, rows in _CUTLASS_MOE_ARCHES if at_least(pl, since) for a in rows]
-        if cc not in arches:
-            ok = False
-            names = ", ".join(f"SM{a}{b}" for a, b in arches)
-            reasons.append(
-                f"flashinfer-python {pl.version} builds CUTLASS MoE kernels for {names}, "
-                f"not SM{cc[0]}{cc[1]}"
-            )
+    why = cutlass_moe_arch_problem(pl, cc) if cc is not None and pl is not None else None
+    if why is not None:
+        ok = False
+        reasons.append(why)
     return Support(feature, ok, reasons, fix, found)
+
+
+def cutlass_moe_arch_problem(pl: Placement, cc: tuple[int, int]) -> str | None:
+    """Why release ``pl`` has no CUTLASS MoE kernel for ``cc`` (None: it has one)."""
+    arches = [a for since, rows in _CUTLASS_MOE_ARCHES if at_least(pl, since) for a in rows]
+    if cc in arches:
+        return None
+    names = ", ".join(f"SM{a}{b}" for a, b in arches)
+    return f"flashinfer-python {pl.version} builds CUTLASS MoE kernels for {names}, not SM{cc[0]}{cc[1]}"
+
+
+def trtllm_moe_arch_problem(pl: Placement, cc: tuple[int, int]) -> str | None:
+    """Why release ``pl``'s TRTLLM-gen MoE launcher rejects ``cc`` (None: it admits it):
+    SM10x on every release, SM12x too from 0.6.7 (``init_common``: ``major == 10 ||
+    major == 12``)."""
+    majors = (10, 12) if at_least(pl, "0.6.7") else (10,)
+    if cc[0] in majors:
+        return None
+    fams = " and ".join(f"SM{m}x" for m in majors)
+    return (
+        f"TRTLLM-gen MoE in flashinfer-python {pl.version} runs on {fams} only (the launcher "
+        f"rejects SM{cc[0]}{cc[1]})"
+    )
 
 
 def supports_trtllm_moe(
@@ -474,15 +492,10 @@ def supports_trtllm_moe(
     pl = _placement(release)
     reasons: list[str] = []
     ok, fix, found = _common(feature, cc, pl, reasons, {"quantization": quantization})
-    if cc is not None and pl is not None:
-        majors = (10, 12) if at_least(pl, "0.6.7") else (10,)
-        if cc[0] not in majors:
-            ok = False
-            fams = " and ".join(f"SM{m}x" for m in majors)
-            reasons.append(
-                f"TRTLLM-gen MoE in flashinfer-python {pl.version} runs on {fams} only "
-                f"(the launcher rejects SM{cc[0]}{cc[1]})"
-            )
+    why = trtllm_moe_arch_problem(pl, cc) if cc is not None and pl is not None else None
+    if why is not None:
+        ok = False
+        reasons.append(why)
     if pl is not None:
         ok, fix = _cubins(ok, fix, reasons, release, probe_network, timeout)
     return Support(feature, ok, reasons, fix, found)

@@ -96,6 +96,14 @@ class StableEnum(metaclass=_Meta):
     ordinal: int
     # the snapshot holding FlashInfer's values per release (None: no FlashInfer class)
     _snapshot_: str | None = None
+    # where the installed FlashInfer defines the class (first hit wins): tllm_enums from
+    # 0.6.7, fused_moe(.core) before; SfLayout in fp4_quantization before 0.6.7
+    _flashinfer_modules_: tuple[str, ...] = (
+        "flashinfer.tllm_enums",
+        "flashinfer.fused_moe.core",
+        "flashinfer.fused_moe",
+        "flashinfer.fp4_quantization",
+    )
 
     def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} members are read-only")

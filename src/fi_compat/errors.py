@@ -71,3 +71,30 @@ class InvalidArgumentError(FiCompatError, ValueError):
 
 class MissingArgumentError(FiCompatError, TypeError):
     """A required argument was not given (or given as ``None``)."""
+
+
+class FlashInferVersionMismatchError(FlashInferImportError):
+    """The imported ``flashinfer`` package is another release than its metadata says.
+
+    Attributes ``detected`` (the dist-info version the adapter was chosen for) and
+    ``imported`` (the package's own ``__version__``)."""
+
+    def __init__(self, message: str, *, detected: str, imported: str) -> None:
+        super().__init__(message)
+        self.detected = detected
+        self.imported = imported
+
+
+class PositionalMismatchError(FiCompatError, TypeError):
+    """More positional arguments than the stable signature has: code written against
+    another release's positional order (see :func:`fi_compat.written_for`)."""
+
+
+class UnsupportedDeviceError(FiCompatError, ValueError):
+    """The tensors are on a device the installed release cannot run the kernel on (not
+    CUDA, or a GPU architecture the release has no kernel for); raised before launch."""
+
+
+class FiCompatDeprecationWarning(FiCompatWarning, DeprecationWarning):
+    """A stable parameter or facade is deprecated; the message names the replacement and
+    the fi_compat major release that removes it."""

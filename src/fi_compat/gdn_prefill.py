@@ -8,7 +8,7 @@ describes the choice; ``chunk_gated_delta_rule.raw()`` returns FlashInfer's own 
 
 from __future__ import annotations
 
-from ._callpath import make_facade
+from ._core import make_facade
 from .adapters.gdn_prefill import SPEC
 
 TYPE_CHECKING = False

@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ._callpath import EntryPoint
+    from ._core import EntryPoint
 
 DIR = Path(__file__).with_name("_snapshots")
 

@@ -1,96 +1,415 @@
-"""Support matrix, rendered from the adapter tables (README section, ``info``).
+"""Support matrix, rendered from the adapter tables (README facade list, docs pages, ``info``).
 
 Nothing here is typed by hand: rows are the entry point's generations
-(:meth:`EntryPoint.generations`), cells come from its :class:`Param` rows and
-:class:`Emulation` hooks.  ``python tools/render_readme.py`` writes it into README.md and
-a unit test fails when README.md is stale.
+(:meth:`EntryPoint.generations`), cells come from its :class:`Param` rows, its
+:class:`Emulation` hooks and the known-issues table.  ``python tools/render_docs.py``
+writes README.md's generated sections, ``docs/<facade>.md``, ``docs/known-issues.md`` and
+``docs/coverage.svg``; a unit test fails when any of them is stale.
+
+Every release of every entry point falls into one coverage category (:data:`CATEGORIES`),
+the worst that applies:
+
+``refused``   some stable parameter (or one of its values) raises
+              ``UnsupportedParameterError`` unless left at its default
+``emulated``  some stable parameter the release lacks is emulated by fi_compat
+``adapted``   parameters dropped (hints), renamed, or index dtypes other than the
+              newest release's (cast before the call)
+``native``    the release has every stable parameter, as the newest release does
+``absent``    the entry point is not in that release
 """
 
 from __future__ import annotations
 
+import re
+from typing import NamedTuple
+
 from .detection import Distribution
-from .registry import at_least
+from .registry import KNOWN_RELEASES, NEWEST, VersionRange, at_least
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._callpath import EntryPoint
+    from collections.abc import Mapping, Sequence
+    from typing import Protocol
+
+    from ._core import Adapter, EntryPoint
+    from .device import KnownIssue
+    from .registry import Placement
+
+
+# worst first: a release takes the first category that applies
+CATEGORIES: dict[str, str] = {
+    "refused": "some stable parameter raises UnsupportedParameterError unless left at default",
+    "emulated": "some stable parameter the release lacks is emulated",
+    "adapted": "parameters dropped (hints), renamed or index dtypes cast; nothing emulated",
+    "native": "the release has every stable parameter",
+    "absent": "the entry point is not in this release",
+}
 
 
 def entry_points() -> list[EntryPoint]:
-    from .adapters.fused_moe import HELPERS, SPECS
-    from .adapters.gdn_prefill import SPEC as GDN
+    """Every facade function's entry point, in registry order (:mod:`fi_compat.facades`)."""
+    from .facades import entry_points as _entry_points
 
-    return [GDN, *SPECS.values(), *HELPERS.values()]
+    return _entry_points()
+
+
+def facades() -> dict[str, list[EntryPoint]]:
+    """Entry points grouped by facade module (``"fi_compat.gdn_prefill"`` -> [...])."""
+    out: dict[str, list[EntryPoint]] = {}
+    for e in entry_points():
+        out.setdefault(e.facade, []).append(e)
+    return out
+
+
+def page_name(facade: str) -> str:
+    """``"fi_compat.gdn_prefill"`` -> ``"gdn_prefill.md"`` (its page under ``docs/``)."""
+    return facade.rpartition(".")[2] + ".md"
+
+
+def anchor(heading: str) -> str:
+    """The fragment GitHub (and most Markdown renderers) give a heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+class Generation(NamedTuple):
+    """One release range of one entry point over which its adapter is constant."""
+
+    range: VersionRange
+    adapter: Adapter
+    native_dtypes: dict[str, str]
+    cast: list[str]  # index parameters whose native dtype is not the newest release's
+    renamed: list[str]  # rendered "`name` is `release name` (enum)" items
+    emulated: list[str]
+    hints: list[str]
+    refused: list[str]  # absent: dropped at default/neutral, else an error
+    neutral: list[str]  # the subset of ``refused`` also dropped at a neutral value
+    restricted: list[str]  # present, but some values need a newer release
+    notes: list[str]
+    issues: list[KnownIssue]
+    needs: str | None
+
+    @property
+    def category(self) -> str:
+        if self.refused or self.restricted:
+            return "refused"
+        if self.emulated:
+            return "emulated"
+        if self.renamed or self.hints or self.cast:
+            return "adapted"
+        return "native"
+
+
+def _dist(version: str) -> Distribution:
+    return Distribution("flashinfer-python", version, "<matrix>", "")
+
+
+def generation(entry: EntryPoint, release: str, rng: VersionRange | None = None) -> Generation:
+    """What ``entry``'s adapter does on ``release`` (a release at or above ``entry.since``)."""
+    a = entry.select(_dist(release))
+    pl = a.placement
+    assert pl is not None and a.problem is None, f"{entry.name}: no adapter for {release}"
+    params = entry.params
+    newest = entry.select(_dist(NEWEST)).native_dtypes
+    emulated = [n for n in a.absent if params[n].emulation and not params[n].own]
+    hints = [n for n in a.absent if params[n].hint]
+    refused = [n for n in a.absent if not (params[n].emulation or params[n].hint or params[n].own)]
+    neutral = [n for n in refused if params[n].neutral]
+    renamed = [
+        f"`{n}` is `{r}`"
+        + (f" ({a.enums[n][1]})" if n in a.enums and a.enums[n][1] != params[n].enum else "")
+        for n, r in a.spelling.items()
+        if r != n
+    ]
+    hooks = [*entry.emulations.values(), *entry.normalizers]
+    notes = [d for e in hooks if (d := e.describe(pl))]
+    restricted = []
+    for n in a.present:
+        for value, since in params[n].value_since.items():
+            if not at_least(pl, since):
+                notes.append(f"`{n}={value!r}` needs {since}")
+                restricted.append(n)
+    dep = entry.optional_dependency(pl)
+    return Generation(
+        range=rng if rng is not None else a.range or VersionRange(release),
+        adapter=a,
+        native_dtypes=dict(a.native_dtypes),
+        cast=[n for n, d in a.native_dtypes.items() if newest.get(n) != d],
+        renamed=renamed,
+        emulated=emulated,
+        hints=hints,
+        refused=refused,
+        neutral=neutral,
+        restricted=list(dict.fromkeys(restricted)),
+        notes=notes,
+        issues=list(entry.issues(pl)),
+        needs=dep.package if dep else None,
+    )
+
+
+def generations(entry: EntryPoint) -> list[Generation]:
+    """One :class:`Generation` per row of ``entry``'s table, oldest first."""
+    return [generation(entry, g.lo, g) for g in entry.generations()]
+
+
+class Cell(NamedTuple):
+    """One release of one entry point in the coverage picture."""
+
+    category: str
+    number: int  # parameters that put it in its category (0 for native / absent)
+    why: str
+
+
+def coverage(entry: EntryPoint) -> dict[str, Cell]:
+    """``{known release: Cell}`` for every release in ``KNOWN_RELEASES``."""
+    out: dict[str, Cell] = {}
+    gens = generations(entry)
+    for release in KNOWN_RELEASES:
+        if KNOWN_RELEASES.index(release) < KNOWN_RELEASES.index(entry.since):
+            out[release] = Cell("absent", 0, f"added in {entry.since}")
+            continue
+        g = next(g for g in gens if release in g.range.releases())
+        why = []
+        if g.refused or g.restricted:
+            why.append("refused unless at default: " + ", ".join([*g.refused, *g.restricted]))
+        if g.emulated:
+            why.append("emulated: " + ", ".join(g.emulated))
+        if g.hints:
+            why.append("dropped hints: " + ", ".join(g.hints))
+        if g.renamed:
+            why.append("renamed: " + ", ".join(r.replace("`", "") for r in g.renamed))
+        if g.cast:
+            why.append("index dtypes: " + ", ".join(f"{n} {g.native_dtypes[n]}" for n in g.cast))
+        number = {
+            "refused": len(g.refused) + len(g.restricted),
+            "emulated": len(g.emulated),
+            "adapted": len(g.hints) + len(g.renamed) + len(g.cast),
+        }.get(g.category, 0)
+        out[release] = Cell(g.category, number, "; ".join(why) or "every stable parameter")
+    return out
+
+
+def gpus(arch: str) -> str:
+    """``"10.3"`` -> ``"SM103"``, ``"family:12"`` -> ``"SM12x"``, ``"any"`` -> ``"any GPU"``."""
+    if arch == "any":
+        return "any GPU"
+    if arch.startswith("family:"):
+        return f"SM{arch.partition(':')[2]}x"
+    major, _, minor = arch.partition(".")
+    return f"SM{major}{minor}"
+
+
+def issue_link(issue: KnownIssue, page: str = "") -> str:
+    return f"[`{issue.id}`]({page}#{anchor(issue.id)})"
 
 
 def rows(entry: EntryPoint) -> list[dict[str, str]]:
+    """``entry``'s table: one dict (column -> Markdown cell) per generation."""
     out = []
-    for gen in entry.generations():
-        a = entry.select(Distribution("flashinfer-python", gen.lo, "<matrix>", ""))
-        pl = a.placement
-        assert pl is not None
-        params = entry.params
-        own = [n for n in a.absent if params[n].own]
-        emulated = [n for n in a.absent if params[n].emulation and not params[n].own]
-        hints = [n for n in a.absent if params[n].hint]
-        neutral = [n for n in a.absent if params[n].neutral and not params[n].emulation]
-        error = [n for n in a.absent if not (params[n].emulation or params[n].hint)]
-        notes = [d for e in entry.emulations.values() if (d := e.describe(pl))]
-        notes += [f"`{n}` accepted (fi_compat only: {params[n].note})" for n in own]
-        for n in a.present:
-            for value, since in params[n].value_since.items():
-                if not at_least(pl, since):
-                    notes.append(f"`{n}={value!r}` needs {since}")
-        notes += [f"known issue `{i.id}` ({i.arch}): {i.summary}" for i in entry.issues(pl)]
-        dep = entry.optional_dependency(pl)
+    for g in generations(entry):
+        error = [f"`{n}`" + ("\u2020" if n in g.neutral else "") for n in g.refused]
         out.append(
             {
-                "FlashInfer": str(gen),
-                "native index dtypes": ", ".join(f"`{n}` {d}" for n, d in a.native_dtypes.items())
+                "FlashInfer": str(g.range),
+                "coverage": g.category,
+                "native index dtypes": ", ".join(f"`{n}` {d}" for n, d in g.native_dtypes.items())
                 or "-",
-                "renamed here": ", ".join(
-                    f"`{n}` is `{r}`"
-                    + (f" ({a.enums[n][1]})" if a.enums[n][1] != params[n].enum else "")
-                    if n in a.enums
-                    else f"`{n}` is `{r}`"
-                    for n, r in a.spelling.items()
-                    if r != n
-                )
-                or "-",
-                "absent: emulated": ", ".join(f"`{n}`" for n in emulated) or "-",
-                "absent: dropped (hint)": ", ".join(f"`{n}`" for n in hints) or "-",
-                "absent: dropped at default/neutral, else error": ", ".join(
-                    f"`{n}`" + ("\u2020" if n in neutral else "") for n in error
-                )
-                or "-",
-                "notes": "; ".join(notes) or "-",
-                "needs": f"`{dep.package}`" if dep else "-",
+                "renamed here": ", ".join(g.renamed) or "-",
+                "absent: emulated": ", ".join(f"`{n}`" for n in g.emulated) or "-",
+                "absent: dropped (hint)": ", ".join(f"`{n}`" for n in g.hints) or "-",
+                "absent: dropped at default/neutral, else error": ", ".join(error) or "-",
+                "notes": "; ".join(g.notes) or "-",
+                "known issues": ", ".join(issue_link(i) for i in g.issues) or "-",
+                "needs": f"`{g.needs}`" if g.needs else "-",
             }
         )
     return out
 
 
-def markdown() -> str:
-    """Every entry point's table; facades after the first fold into ``<details>``."""
+def _span(entry: EntryPoint) -> str:
+    return str(VersionRange(entry.since))
+
+
+def _own_notes(entry: EntryPoint) -> list[str]:
+    """fi_compat-only parameters: the same on every release, so said once per entry point."""
+    return [
+        f"`{n}` is accepted on every release (fi_compat only: {p.note})"
+        for n, p in entry.params.items()
+        if p.own
+    ]
+
+
+COLUMN_KEY = """\
+- **coverage**: {categories}.
+- **native index dtypes**: the integer dtype the release reads; other integer dtypes are
+  cast before the call (no copy when the input already conforms).
+- **renamed here**: the release's name for a stable parameter (and its enum class).
+- **absent: emulated**: the release lacks the parameter; fi_compat computes it exactly.
+- **absent: dropped (hint)**: the release lacks a semantics-free hint; it is dropped,
+  whatever its value.
+- **absent: dropped at default/neutral, else error**: dropped when left at its default
+  (\u2020: or at a neutral value such as `use_cp=False`, `backend="flashinfer"`); any
+  other value raises `UnsupportedParameterError` naming the first release that has it.
+- **needs**: an optional package the FlashInfer module imports unguarded.
+
+Newer releases than the last row use its adapter (with a warning); pre-releases use the
+row of the release they precede.
+"""
+
+
+def _issue_section(issues: list[KnownIssue], level: str = "###") -> list[str]:
     parts = []
-    current = None
-    for entry in entry_points():
-        if entry.facade != current:
-            current = entry.facade
-            parts.append(f"### `{current}`\n")
-        rs = rows(entry)
+    for i in issues:
+        parts += [
+            f"{level} {i.id}\n",
+            f"- releases: {i.range}; GPUs: {gpus(i.arch)}; feature: `{i.feature}`; "
+            f"kind: {i.kind}" + ("" if i.confirmed else " (unconfirmed)"),
+            f"- {i.summary}",
+            f"- reference: {i.ref}",
+            f"- workaround: {i.workaround}\n",
+        ]
+    return parts
+
+
+GENERATED = "<!-- generated by tools/render_docs.py from the adapter tables; do not edit -->"
+
+
+def page(facade: str) -> str:
+    """``docs/<facade>.md``: every entry point's table, then the known issues, once each."""
+    entries = facades()[facade]
+    parts = [
+        f"# `{facade}`\n",
+        GENERATED + "\n",
+        f"What each FlashInfer release does with each stable parameter of `{facade}`, "
+        "generated from the adapter tables. Coverage at a glance: "
+        "[coverage.svg](coverage.svg); all known issues: [known-issues.md](known-issues.md).\n",
+    ]
+    parts += [f"- [`{e.name}`](#{anchor(e.name)}): {_span(e)}" for e in entries]
+    parts.append("")
+    seen: dict[str, KnownIssue] = {}
+    for e in entries:
+        rs = rows(e)
+        for g in generations(e):
+            seen.update((i.id, i) for i in g.issues)
         # columns that say nothing for this entry point are left out
-        cols = [c for c in rs[0] if c == "FlashInfer" or any(r[c] != "-" for r in rs)]
-        head = f"<code>{entry.name}</code> \u2192 <code>{entry.qualname}</code>"
-        note = f"\n\n{entry.matrix_note}." if entry.matrix_note else ""
-        parts.append(f"<details><summary>{head}</summary>{note}\n")
+        cols = [c for c in rs[0] if c in ("FlashInfer", "coverage") or any(r[c] != "-" for r in rs)]
+        parts.append(f"## {e.name}\n")
+        intro = [f"`{e.facade}.{e.name}` \u2192 `{e.qualname}`, {_span(e)}."]
+        if e.matrix_note:
+            intro.append(f"{e.matrix_note}.")
+        intro += [f"{n}." for n in _own_notes(e)]
+        parts.append(" ".join(intro) + "\n")
         parts.append("| " + " | ".join(cols) + " |")
         parts.append("|" + "---|" * len(cols))
         parts += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rs]
-        parts.append("\n</details>\n")
-    parts.append(
-        "\u2020 also dropped at a neutral value (e.g. `use_cp=False`, "
-        '`backend="flashinfer"`). Newer releases than the last row use its adapter '
-        "(with a warning); pre-releases use the row of the release they precede.\n"
-    )
+        parts.append("")
+    parts.append("## Known issues\n")
+    if seen:
+        parts.append(
+            "Rows of the known-issues table (`src/fi_compat/_issues.py`) that apply to these "
+            "entry points; `python -m fi_compat doctor` reports those of the installed "
+            "release on this GPU.\n"
+        )
+        parts += _issue_section(list(seen.values()))
+    else:
+        parts.append("None recorded.\n")
+    parts.append("## Columns\n")
+    parts.append(_column_key())
     return "\n".join(parts)
+
+
+def _column_key() -> str:
+    cats = "; ".join(f"`{c}`: {d}" for c, d in CATEGORIES.items() if c != "absent")
+    return COLUMN_KEY.format(categories=cats + " (the first that applies)")
+
+
+def known_issues_page() -> str:
+    """``docs/known-issues.md``: every row of the known-issues table, with what it affects."""
+    from .device import TABLE
+
+    parts = [
+        "# Known issues\n",
+        GENERATED + "\n",
+        "Every row of the known-issues table (`src/fi_compat/_issues.py`), which the support "
+        "queries (`fi_compat.device`), `python -m fi_compat doctor` and the facade pages "
+        "read.\n",
+    ]
+    affected: dict[str, list[str]] = {}
+    for e in entry_points():
+        for i in e.issues():
+            link = f"[`{e.facade}.{e.name}`]({page_name(e.facade)}#{anchor(e.name)})"
+            affected.setdefault(i.id, []).append(link)
+    for i in TABLE:
+        parts += _issue_section([i], "##")
+        parts[-1] = parts[-1].rstrip("\n")
+        touched = affected.get(i.id)
+        parts.append("- facades: " + (", ".join(touched) if touched else "none") + "\n")
+    return "\n".join(parts)
+
+
+def readme_facades() -> str:
+    """README.md's facade list: one line per facade function with its release range."""
+    lines = []
+    for e in entry_points():
+        link = f"docs/{page_name(e.facade)}#{anchor(e.name)}"
+        lines.append(
+            f"- `{e.facade}.{e.name}` \u2192 `{e.qualname}`, {_span(e)} ([details]({link}))"
+        )
+    return "\n".join(lines)
+
+
+def error_tree() -> str:
+    """README.md's error hierarchy, read from :mod:`fi_compat.errors`."""
+    from . import errors
+
+    classes = [
+        c for c in vars(errors).values() if isinstance(c, type) and c.__module__ == errors.__name__
+    ]
+
+    def base(c: type) -> type | None:
+        return next((b for b in c.__bases__ if b in classes), None)
+
+    def builtins(c: type) -> str:
+        extra = [b.__name__ for b in c.__bases__ if b not in classes and b is not Exception]
+        return f" ({', '.join(extra)})" if extra else ""
+
+    def first_line(c: type) -> str:
+        para = " ".join((c.__doc__ or "").strip().split("\n\n")[0].split())
+        return re.sub(r":\w+:`([^`]+)`", r"`\1`", para.replace("``", "`"))
+
+    lines: list[str] = []
+
+    def walk(c: type, depth: int) -> None:
+        lines.append(f"{'  ' * depth}- `{c.__name__}`{builtins(c)}: {first_line(c)}")
+        for sub in classes:
+            if base(sub) is c:
+                walk(sub, depth + 1)
+
+    for c in classes:
+        if base(c) is None:
+            walk(c, 0)
+    return "\n".join(lines)
+
+
+def markdown() -> str:
+    """Every facade's page, concatenated (for ``info`` and ad-hoc use)."""
+    return "\n".join(page(f) for f in facades())
+
+
+__all__ = [
+    "CATEGORIES",
+    "Cell",
+    "Generation",
+    "coverage",
+    "entry_points",
+    "error_tree",
+    "facades",
+    "generation",
+    "generations",
+    "known_issues_page",
+    "markdown",
+    "page",
+    "page_name",
+    "readme_facades",
+    "rows",
+]

@@ -3,6 +3,9 @@
 The probe imports FlashInfer in a subprocess: a release whose import crashes here
 (AssertionError on a CPU-only torch, RuntimeError on a cubin mismatch) is reported and
 the command exits normally (doctor: status 1), never with a traceback of its own.
+The real release's own files also check the metadata-against-code findings: its
+``flashinfer/_build_meta.py`` read statically, its imported ``__version__`` / ``__file__``,
+and a stale dist-info of another release put before it on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,3 +114,53 @@ def test_packaging_findings() -> None:
         assert f["cutlass-dsl"]["severity"] == "warning"
     if os.environ.get("FI_COMPAT_CELL_DSL") == "1":
         assert f["cutlass-dsl"]["severity"] == "ok", f["cutlass-dsl"]
+
+
+METADATA_CODES = (
+    "duplicate-dist-info",
+    "package-location",
+    "package-version",
+    "package-missing",
+    "package-without-metadata",
+    "probe-version",
+    "probe-location",
+)
+
+
+def test_metadata_agrees_with_the_code() -> None:
+    _, data = cli("info", "--json")
+    meta = data["metadata"]
+    assert meta["package_version"] == CELL and meta["duplicates"] == {}
+    assert Path(meta["package_location"]).name == f"fi-{CELL}"
+    _, doc = cli("doctor", "--json", "--probe")
+    assert not [f for f in doc["findings"] if f["code"] in METADATA_CODES], doc["findings"]
+
+
+def test_probe_reports_the_imported_package() -> None:
+    _, data = cli("info", "--json", "--probe")
+    moe = data["entry_points"]["fi_compat.fused_moe.trtllm_fp4_block_scale_moe"]["probe"]
+    assert moe["flashinfer_version"] == CELL  # also after a failed import (flashinfer.version)
+    assert Path(moe["flashinfer_file"]).parent.parent.name == f"fi-{CELL}"
+    doctor = {f["title"]: f for f in cli("doctor", "--json", "--probe")[1]["findings"]}
+    for f in data["probe_findings"]:
+        if f["severity"] != "ok":  # ok titles carry the measured seconds
+            assert doctor[f["title"]] == f
+
+
+def test_a_stale_dist_info_first_on_sys_path(tmp_path: Path) -> None:
+    """A dist-info of another release first on sys.path, this release's package behind it."""
+    stale = "0.5.3" if CELL == "0.5.0" else "0.5.0"
+    d = tmp_path / f"flashinfer_python-{stale}.dist-info"
+    d.mkdir()
+    (d / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: flashinfer-python\nVersion: {stale}\n"
+    )
+    path = os.pathsep.join([str(tmp_path), os.environ["PYTHONPATH"]])
+    rc, doc = cli("doctor", "--json", "--probe", PYTHONPATH=path)
+    f = by_code(doc)
+    assert rc == 1 and f["duplicate-dist-info"]["severity"] == "error"
+    assert f["package-location"]["severity"] == "error"
+    assert f["package-version"]["severity"] == "error" and CELL in f["package-version"]["title"]
+    assert f["probe-version"]["severity"] == "error"
+    # the package's own version names the stale dist-info to delete
+    assert f["duplicate-dist-info"]["fix"] == f"delete the stale dist-info: rm -r '{d}'"

@@ -18,7 +18,7 @@ import pytest
 
 import fi_compat
 from fi_compat import enums, errors, fused_moe, snapshots
-from fi_compat._callpath import _live_enum
+from fi_compat._core.enumtrans import live_class as _live_enum
 from fi_compat.adapters.fused_moe import HELPERS, SPECS
 from fi_compat.registry import at_least, place
 from moe_cases import CASES
@@ -132,7 +132,7 @@ def test_import_failure_is_explained() -> None:
 
 
 def test_predicted_availability_matches_the_import() -> None:
-    from fi_compat.info import entry_status
+    from fi_compat.cli.info import entry_status
 
     want = {"import-crash": "import fails here", "cubin-mismatch": "import fails here"}
     for name in HERE:

@@ -59,7 +59,7 @@ def test_detected_release_and_adapter() -> None:
 
 def test_predicted_availability_matches_the_import() -> None:
     """What `info` predicts without importing (needs DSL or not) matches reality here."""
-    from fi_compat.info import entry_status
+    from fi_compat.cli.info import entry_status
 
     status = entry_status(SPEC, facade.adapter)
     if BELOW:

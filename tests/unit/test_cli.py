@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from conftest import SRC, run_python
 
 
 def info(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    code = f"import sys; from fi_compat.info import main; sys.exit(main({list(args)!r}))"
+    code = f"import sys; from fi_compat.cli.info import main; sys.exit(main({list(args)!r}))"
     return run_python(code, env=env)
 
 
@@ -18,7 +19,7 @@ def test_json_schema_without_flashinfer() -> None:
     r = info("info", "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert data["schema"] == 1 and set(data) == {
+    assert data["schema"] == 1 and set(data) >= {
         "schema",
         "fi_compat",
         "flashinfer",
@@ -34,6 +35,28 @@ def test_json_schema_without_flashinfer() -> None:
     assert ep["status"] == "flashinfer not installed"
     assert data["flashinfer"]["detected"] == {} and data["flashinfer"]["versions_agree"]
     assert data["torch"]["version"].startswith("2.")
+    assert data["verdict"]["code"] == "not-installed"
+    assert data["metadata"] == {"package_location": None, "package_version": None, "duplicates": {}}
+
+
+def test_text_without_flashinfer_claims_no_agreement() -> None:
+    r = info("info")
+    assert r.returncode == 0, r.stderr
+    assert "none installed" in r.stdout and "versions:" not in r.stdout
+
+
+def test_text_prints_no_line_twice() -> None:
+    r = info("info", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"})
+    assert r.returncode == 0, r.stderr
+    lines = [line.strip() for line in r.stdout.splitlines()]
+    repeated = [a for a, b in itertools.pairwise(lines) if a == b]
+    assert repeated == []
+    # the adapter range once per entry point, on its status line
+    assert r.stdout.count("adapter 0.6.3–0.6.7.post3") == sum(
+        "adapter 0.6.3–0.6.7.post3" in line
+        for line in r.stdout.splitlines()
+        if "fi_compat." in line
+    )
 
 
 def test_text_with_override_shows_adapter_and_optional_dependency() -> None:

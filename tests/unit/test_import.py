@@ -1,4 +1,5 @@
-"""`import fi_compat` / `fi_compat.gdn_prefill`: no FlashInfer, no torch, no CUDA, fast."""
+"""`import fi_compat` / facade modules: no FlashInfer, no torch, no CUDA (import time is
+measured in benchmarks/bench_import.py)."""
 
 from __future__ import annotations
 
@@ -26,18 +27,6 @@ def test_import_pulls_in_nothing_heavy_and_works_without_flashinfer() -> None:
     assert out["problem"] == "not-installed"
 
 
-def test_import_time_budget() -> None:
-    """≤15 ms for both imports (best of 5 fresh interpreters, byte-code compiled)."""
-    env = {"PYTHONDONTWRITEBYTECODE": ""}
-    run_python(PROBE, env=env)  # write the .pyc files first, as an installed package has
-    times = []
-    for _ in range(5):
-        r = run_python(PROBE, env=env)
-        assert r.returncode == 0, r.stderr
-        times.append(json.loads(r.stdout)["ms"])
-    assert min(times) <= 15.0, times
-
-
 def test_import_with_a_known_release_needs_no_packaging() -> None:
     r = run_python(PROBE, env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"})
     out = json.loads(r.stdout)
@@ -49,7 +38,7 @@ import sys, time
 t = time.perf_counter()
 import fi_compat.fused_moe as m
 ms = (time.perf_counter() - t) * 1e3
-from fi_compat._callpath import adapters
+from fi_compat._core import adapters
 built_at_import = len(adapters(build=False))
 fn = m.trtllm_fp4_block_scale_moe  # built on first access
 after_one = len(adapters(build=False))
@@ -64,8 +53,6 @@ print(json.dumps({"ms": ms, "heavy": heavy, "built": [built_at_import, after_one
 def test_fused_moe_import_is_lazy_and_cheap() -> None:
     env = {"PYTHONDONTWRITEBYTECODE": "", "FI_COMPAT_FLASHINFER_VERSION": "0.6.7"}
     run_python(MOE_PROBE, env=env)
-    outs = [json.loads(run_python(MOE_PROBE, env=env).stdout) for _ in range(5)]
-    out = outs[0]
+    out = json.loads(run_python(MOE_PROBE, env=env).stdout)
     assert out["heavy"] == []  # no torch, FlashInfer, json or re for 14 functions
     assert out["built"] == [0, 1, 14] and out["same"] and out["listed"]
-    assert min(o["ms"] for o in outs) <= 15.0, [o["ms"] for o in outs]

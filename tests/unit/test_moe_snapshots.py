@@ -9,13 +9,38 @@ import pytest
 
 import fi_compat.fused_moe  # noqa: F401  (binds the stubs to the tables)
 from fi_compat import enums, snapshots
-from fi_compat._callpath import OMIT, EntryPoint
-from fi_compat.adapters.fused_moe import HELPERS, POSITIONAL_FROM, SPECS
+from fi_compat._core import OMIT, EntryPoint
+from fi_compat.adapters.fused_moe import HELPERS, SPECS
 from fi_compat.detection import Distribution
 from fi_compat.registry import KNOWN_RELEASES, at_least, place
 from spy import UNSET, default_value
 
 ENTRIES: dict[str, EntryPoint] = {**SPECS, **HELPERS}
+# first release whose positional order (and every later one's) is a prefix of the frozen
+# one, as read off the wheels' sources; EntryPoint.positional_from derives it
+POSITIONAL_FROM = {
+    "trtllm_fp4_block_scale_moe": "0.6.11",  # per_token_scale inserted before output
+    "trtllm_fp4_block_scale_routed_moe": "0.6.11",
+    "trtllm_fp8_block_scale_moe": "0.6.15",  # num_fused_shared_experts before activation_type
+    "trtllm_fp8_block_scale_routed_moe": "0.6.13",
+    "trtllm_fp8_per_tensor_scale_moe": "0.6.5",  # do_finalize before enable_pdl
+    "trtllm_fp8_per_tensor_scale_routed_moe": "0.6.17",
+    "trtllm_bf16_moe": "0.6.5",
+    "trtllm_bf16_routed_moe": "0.6.13",
+    "trtllm_mxint4_block_scale_moe": "0.6.5",
+    "cutlass_fused_moe": "0.6.18",  # use_wfp4afp8_humming back before tune_max_num_tokens
+    "shuffle_matrix_a": "0.5.0",
+    "shuffle_matrix_sf_a": "0.5.0",
+    "block_scale_interleave": "0.5.0",
+    "reorder_rows_for_gated_act_gemm": "0.5.0",
+}
+
+
+@pytest.mark.parametrize("name", list(ENTRIES))
+def test_positional_from_is_derived_from_the_snapshots(name: str) -> None:
+    assert ENTRIES[name].positional_from == POSITIONAL_FROM[name]
+
+
 CELLS = [
     (name, r)
     for name, e in ENTRIES.items()
@@ -89,7 +114,8 @@ def test_adapter_matches_the_release_signature(name: str, release: str) -> None:
         p = entry.params[n]
         if kind == "ko":
             assert p.keyword_only, (name, release, n)
-        if p.explicit or (n in entry.normalize_out and n == "use_fused_finalize"):
+        normalized = {o for nm in entry.normalizers for o in nm.out}
+        if p.explicit or (n in normalized and n == "use_fused_finalize"):
             continue  # forwarded explicitly / resolved per release (documented)
         renum = a.enums.get(n, (None, None))[1]
         want = _meaning(entry, n, p.default, release, p.enum)

@@ -52,3 +52,13 @@ def test_param_since_matches_first_release_having_it() -> None:
     for name, prm in SPEC.params.items():
         first = next(r for r in RELEASES if name in [p[0] for p in snapshots.params(SPEC, r) or []])
         assert (prm.since or "0.6.0") == first, name
+
+
+def test_generated_facts_are_current() -> None:
+    """``_core/_facts.py`` is what ``tools/snapshot.py --facts`` makes of the snapshots."""
+    from pathlib import Path
+
+    from fi_compat._core import facts
+
+    path = Path(facts.__file__).with_name("_facts.py")
+    assert path.read_text() == facts.render(), "run: python tools/snapshot.py --facts"

@@ -34,6 +34,7 @@ Read from the released sources (``flashinfer/fused_moe/core.py`` and
 from __future__ import annotations
 
 from .. import enums
+from .._core import Normalizer
 from ..errors import InvalidArgumentError, MissingArgumentError
 from ..registry import at_least
 
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from .._callpath import Adapter
+    from .._core import Adapter
 
 _DT: dict[str, Any] = {}  # torch dtypes, bound on first use (no torch import at import)
 # the hot-path ones as globals (one lookup each); None until the first call binds them
@@ -87,34 +88,38 @@ def _dtypes() -> dict[str, Any]:
 # -- metadata checks -----------------------------------------------------------------
 
 
-def validate_trtllm(name: str) -> Callable[..., None]:
-    """The metadata check of entry point ``name`` (arguments: its ``validate_args``)."""
-    where = f"fi_compat.fused_moe.{name}"
-    if name == "cutlass_fused_moe":
+def validate_cutlass() -> Callable[..., Any]:
+    """The metadata check of ``cutlass_fused_moe`` (input, expert ids, expert scales)."""
+    where = "fi_compat.fused_moe.cutlass_fused_moe"
 
-        def check_cutlass(x: Any, experts: Any, scales: Any) -> None:
-            try:
-                xs = x.shape
-                es = experts.shape
-                dev = x.get_device()
-                ok = (
-                    len(xs) == 2
-                    and len(es) == 2
-                    and es[0] == xs[0]
-                    and scales.shape == es
-                    and experts.get_device() == dev
-                    and scales.get_device() == dev
-                )
-            except (AttributeError, TypeError):
-                ok = False
-            if not ok:
-                _diagnose_cutlass(where, x, experts, scales)
+    def check_cutlass(x: Any, experts: Any, scales: Any) -> int:
+        try:
+            xs = x.shape
+            es = experts.shape
+            dev = x.get_device()
+            ok = (
+                len(xs) == 2
+                and len(es) == 2
+                and es[0] == xs[0]
+                and scales.shape == es
+                and experts.get_device() == dev
+                and scales.get_device() == dev
+            )
+        except (AttributeError, TypeError):
+            ok = False
+        if not ok:
+            _diagnose_cutlass(where, x, experts, scales)
+        return dev  # type: ignore[no-any-return]
 
-        return check_cutlass
+    return check_cutlass
 
-    routed = "routed" in name
 
-    def check(first: Any, hidden: Any, num_experts: Any, top_k: Any) -> None:
+def validate_trtllm(where: str, *, routed: bool) -> Callable[..., Any]:
+    """The metadata check of a TRTLLM-gen entry point (routing input, hidden states,
+    num_experts, top_k); returns the CUDA device index of ``hidden_states``.
+    ``where`` names the facade in error messages."""
+
+    def check(first: Any, hidden: Any, num_experts: Any, top_k: Any) -> int:
         try:
             hs = hidden.shape
             dev = hidden.get_device()
@@ -130,6 +135,7 @@ def validate_trtllm(name: str) -> Callable[..., None]:
             ok = False
         if not ok:
             _diagnose(where, routed, first, hidden, num_experts, top_k)
+        return dev  # type: ignore[no-any-return]
 
     return check
 
@@ -142,14 +148,22 @@ def _routed_ok(topk: Any, tokens: int, top_k: int, dev: int) -> bool:
 
 
 def _shape(x: Any) -> str:
-    return str(tuple(x.shape)) if hasattr(x, "shape") else type(x).__name__
+    if _is_tensor(x):
+        return f"{tuple(x.shape)} {x.dtype}"
+    return f"a {type(x).__name__}" + (" (not a torch.Tensor)" if hasattr(x, "shape") else "")
+
+
+def _is_tensor(x: Any) -> bool:
+    import torch
+
+    return isinstance(x, torch.Tensor)
 
 
 def _diagnose(where: str, routed: bool, first: Any, hidden: Any, ne: Any, k: Any) -> None:
     fname = "topk_ids" if routed else "routing_logits"
     if first is None:
         raise MissingArgumentError(f"{where}: {fname} is required")
-    if not hasattr(hidden, "shape") or hidden.dim() != 2:
+    if not _is_tensor(hidden) or hidden.dim() != 2:
         raise InvalidArgumentError(
             f"{where}: hidden_states must be a 2-D tensor [num_tokens, hidden] (FP4: "
             f"[num_tokens, hidden // 2] uint8), got {_shape(hidden)}"
@@ -164,7 +178,7 @@ def _diagnose(where: str, routed: bool, first: Any, hidden: Any, ne: Any, k: Any
     want = (t, k) if routed else (t, ne)
     for i, x in enumerate(parts):
         label = f"{fname}[{i}]" if len(parts) > 1 else fname
-        if not hasattr(x, "shape") or tuple(x.shape) != want:
+        if not _is_tensor(x) or tuple(x.shape) != want:
             dims = "[num_tokens, top_k]" if routed else "[num_tokens, num_experts]"
             raise InvalidArgumentError(
                 f"{where}: {label} must have shape {dims} = {want}, got {_shape(x)}"
@@ -181,7 +195,7 @@ def _diagnose(where: str, routed: bool, first: Any, hidden: Any, ne: Any, k: Any
 
 def _diagnose_cutlass(where: str, x: Any, experts: Any, scales: Any) -> None:
     for n, v in (("input", x), ("token_selected_experts", experts), ("token_final_scales", scales)):
-        if not hasattr(v, "shape") or v.dim() != 2:
+        if not _is_tensor(v) or v.dim() != 2:
             raise InvalidArgumentError(f"{where}: {n} must be a 2-D tensor, got {_shape(v)}")
     t, k = x.shape[0], experts.shape[1]
     for n, v in (("token_selected_experts", experts), ("token_final_scales", scales)):
@@ -200,101 +214,162 @@ def _diagnose_cutlass(where: str, x: Any, experts: Any, scales: Any) -> None:
 
 # -- normalisation -------------------------------------------------------------------
 
-# entry point -> (scale kind, routing-logits family)
-_KIND = {
-    "trtllm_fp4_block_scale_moe": ("fp4", "loose"),
-    "trtllm_fp4_block_scale_routed_moe": ("fp4", None),
-    "trtllm_fp8_block_scale_moe": ("fp8_block", "strict"),
-    "trtllm_fp8_block_scale_routed_moe": ("fp8_block", None),
-    "trtllm_fp8_per_tensor_scale_moe": (None, "strict"),
-    "trtllm_bf16_moe": (None, "loose"),
-    "trtllm_mxint4_block_scale_moe": (None, "loose"),
-}
+class RoutingLogits(Normalizer):
+    """``routing_logits`` in the dtype the release's launcher accepts for the routing
+    method (see the module docstring).  ``strict``: the FP8 launchers, which before
+    0.6.8 pin float32 for DeepSeekV3 and bfloat16 otherwise; ``on_input``: the entry
+    point has ``use_routing_scales_on_input`` (bfloat16 then, on every release)."""
 
+    boundaries = ("0.6.8",)
 
-def make_normalizer(name: str) -> Callable[[Adapter], Callable[..., tuple[Any, ...]] | None]:
-    """``normalize`` hook of entry point ``name``: per release, a function from its
-    ``normalize_args`` to new values of its ``normalize_out`` (see the module doc)."""
-    if name == "cutlass_fused_moe":
-        return _finalize_rule
-    scale_kind, logits = _KIND[name]
+    def __init__(self, *, strict: bool, on_input: bool = False) -> None:
+        self.strict = strict
+        self.args = ("routing_logits", "routing_method_type") + (
+            ("use_routing_scales_on_input",) if on_input else ()
+        )
+        self.out = ("routing_logits",)
 
-    def build(adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
         pl = adapter.placement
         assert pl is not None
-        where = f"fi_compat.fused_moe.{name}"
-        # before 0.6.8 the fp8 launchers pin the dtype per routing method
-        strict = logits == "strict" and not at_least(pl, "0.6.8")
+        rule = _logits_rule(adapter, self.strict and not at_least(pl, "0.6.8"))
+        if len(self.args) == 3:
+
+            def logits_on_input(rl: Any, rmt: Any, on_input: Any) -> tuple[Any, ...]:
+                return (rule(rl, rmt, bool(on_input)),)
+
+            return logits_on_input
+
+        def logits(rl: Any, rmt: Any) -> tuple[Any, ...]:
+            return (rule(rl, rmt, False),)
+
+        return logits
+
+
+class Fp4Scales(Normalizer):
+    """FP4-path activation scales as ``[tokens, hidden // block]`` (flat ones viewed),
+    and ``hidden_states_scale_layout`` as the only layout any release reads."""
+
+    args = ("hidden_states", "hidden_states_scale", "hidden_states_scale_layout")
+    out = ("hidden_states_scale", "hidden_states_scale_layout")
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        where = adapter.entry.dotted
         has_layout = "hidden_states_scale_layout" in adapter.present
+
+        def fp4_scales(hidden: Any, scale: Any, layout: Any) -> tuple[Any, ...]:
+            scale = _fp4_scale(where, hidden, scale)
+            return scale, _layout(adapter, where, scale, layout, has_layout)
+
+        return fp4_scales
+
+
+class Fp8BlockScales(Normalizer):
+    """DeepSeek-FP8 block scales as float32 ``[hidden // 128, tokens]``; MxFp8 scales
+    (0.6.4+) token-major like the FP4 path."""
+
+    args = ("hidden_states", "hidden_states_scale", "fp8_quantization_type")
+    out = ("hidden_states_scale",)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        where = adapter.entry.dotted
         has_q = "fp8_quantization_type" in adapter.present
-        logits_fn = _logits_rule(adapter, where, strict) if logits else None
-        if scale_kind == "fp4":
 
-            def norm_fp4(*a: Any) -> tuple[Any, ...]:
-                if logits_fn is not None:
-                    rl, rmt, hidden, scale, layout = a
-                    rl = logits_fn(rl, rmt, False)
-                else:
-                    hidden, scale, layout = a
-                scale = _fp4_scale(where, hidden, scale)
-                layout = _layout(adapter, where, scale, layout, has_layout)
-                return (rl, scale, layout) if logits_fn is not None else (scale, layout)
+        def fp8_block_scales(hidden: Any, scale: Any, qtype: Any) -> tuple[Any, ...]:
+            q = "DeepSeekFp8" if qtype is _DEEPSEEK else _fp8_kind(adapter, qtype)
+            if q == "DeepSeekFp8":
+                return (_fp8_block_scale(where, hidden, scale),)
+            if q == "MxFp8" and has_q:
+                return (_fp4_scale(where, hidden, scale),)
+            return (scale,)  # anything else: left to the release (or its policy)
 
-            return norm_fp4
-        if scale_kind == "fp8_block":
-
-            def norm_fp8_block(*a: Any) -> tuple[Any, ...]:
-                if logits_fn is not None:
-                    rl, rmt, hidden, scale, qtype = a
-                    rl = logits_fn(rl, rmt, False)
-                else:
-                    hidden, scale, qtype = a
-                q = "DeepSeekFp8" if qtype is _DEEPSEEK else _fp8_kind(adapter, qtype)
-                if q == "DeepSeekFp8":
-                    scale = _fp8_block_scale(where, hidden, scale)
-                elif q == "MxFp8" and has_q:
-                    scale = _fp4_scale(where, hidden, scale)
-                # anything else: left to the release (which rejects it, or its policy does)
-                return (rl, scale) if logits_fn is not None else (scale,)
-
-            return norm_fp8_block
-        assert logits_fn is not None
-        if name == "trtllm_fp8_per_tensor_scale_moe":
-
-            def norm_pt(rl: Any, rmt: Any, on_input: Any) -> tuple[Any, ...]:
-                return (logits_fn(rl, rmt, bool(on_input)),)
-
-            return norm_pt
-
-        def norm_logits(rl: Any, rmt: Any) -> tuple[Any, ...]:
-            return (logits_fn(rl, rmt, False),)
-
-        return norm_logits
-
-    return build
+        return fp8_block_scales
 
 
-def _finalize_rule(adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+class FusedFinalize(Normalizer):
     """``use_fused_finalize=None`` means what 0.7.4 makes of it on 0.6.15-0.7.3 too:
     fused unless ``torch.use_deterministic_algorithms(True)`` (0.7.4 ``core.py``
     l. 1811; 0.6.15-0.7.3 take a bool, default True)."""
-    pl = adapter.placement
-    assert pl is not None
-    if "use_fused_finalize" not in adapter.present or at_least(pl, "0.7.4"):
-        return None
 
-    def norm(fused: Any) -> tuple[Any, ...]:
-        if fused is None:
-            import torch
+    args = out = ("use_fused_finalize",)
+    boundaries = ("0.7.4",)
 
-            fused = not torch.are_deterministic_algorithms_enabled()
-        return (fused,)
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        assert pl is not None
+        if "use_fused_finalize" not in adapter.present or at_least(pl, "0.7.4"):
+            return None
 
-    return norm
+        def fused_finalize(fused: Any) -> tuple[Any, ...]:
+            if fused is None:
+                import torch
+
+                fused = not torch.are_deterministic_algorithms_enabled()
+            return (fused,)
+
+        return fused_finalize
 
 
-def _logits_rule(adapter: Adapter, where: str, strict: bool) -> Callable[..., Any]:
+class PackedRouting(Normalizer):
+    """A ``(topk_ids, topk_weights)`` pair packed into the one int32 tensor releases
+    before ``since`` read: ``(expert_id << 16) | bf16(weight)`` (high 16 bits the expert
+    id, low 16 bits the bfloat16 weight's bits; ``PackedScoreIdx`` in
+    ``include/flashinfer/trtllm/fused_moe/RoutingKernel.h``, the format of 0.6.11's
+    ``_init_packed_topk_ids`` and 0.6.13's ``RoutingInputMode.PackedPrecomputed``).
+    The weight bits are masked to 16 so a negative weight cannot clobber the id (the
+    sign extension of ``int16 -> int32``).  Weights round to bfloat16, as in every
+    packed call.  From ``since`` on the pair is passed as given
+    (``RoutingInputMode.UnpackedPrecomputed``)."""
+
+    args = out = ("topk_ids",)
+
+    def __init__(self, since: str) -> None:
+        self.since = since
+        self.boundaries = (since,)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        assert pl is not None
+        if at_least(pl, self.since):
+            return None
+        where = adapter.entry.dotted
+
+        def packed_routing(topk: Any) -> tuple[Any, ...]:
+            if type(topk) is not tuple:
+                return (topk,)
+            return (_pack(where, topk),)
+
+        return packed_routing
+
+    def describe(self, p: Any) -> str | None:
+        if at_least(p, self.since):
+            return None
+        return f"`(topk_ids, topk_weights)` packed into one int32 tensor (pairs from {self.since})"
+
+
+def _pack(where: str, pair: tuple[Any, ...]) -> Any:
+    d = _dtypes()
+    import torch
+
+    if len(pair) != 2 or not all(isinstance(t, torch.Tensor) for t in pair):
+        raise InvalidArgumentError(
+            f"{where}: topk_ids must be a tensor or a (topk_ids, topk_weights) pair of "
+            f"tensors, got a tuple of {len(pair)}"
+        )
+    ids, weights = pair
+    if ids.dtype.is_floating_point or ids.shape != weights.shape:
+        raise InvalidArgumentError(
+            f"{where}: (topk_ids, topk_weights) must be integer ids and weights of one shape "
+            f"[num_tokens, top_k], got {ids.dtype} {tuple(ids.shape)} and {weights.dtype} "
+            f"{tuple(weights.shape)}"
+        )
+    bits = weights.to(d["bf16"]).view(torch.int16).to(torch.int32) & 0xFFFF
+    return (ids.to(torch.int32) << 16) | bits
+
+
+def _logits_rule(adapter: Adapter, strict: bool) -> Callable[..., Any]:
     """routing_logits -> the dtype the release accepts for this routing method."""
+    where = adapter.entry.dotted
     ds_strict = strict or not at_least(adapter.placement, "0.6.8")  # type: ignore[arg-type]
 
     def rule(rl: Any, rmt: Any, on_input: bool) -> Any:

@@ -33,16 +33,25 @@ Read from the released sources (``pip download flashinfer-python==V``,
 
 from __future__ import annotations
 
-from .._callpath import Emulation, EntryPoint, Param
+from .._core import Emulation, EntryPoint, Param
+from ..device import cutlass_moe_arch_problem, trtllm_moe_arch_problem
 from ..enums import ACTIVATION_TO_GATED
 from ..errors import InvalidArgumentError
-from ._moe_scales import make_normalizer, validate_trtllm
+from ._moe_scales import (
+    Fp4Scales,
+    Fp8BlockScales,
+    FusedFinalize,
+    PackedRouting,
+    RoutingLogits,
+    validate_cutlass,
+    validate_trtllm,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._callpath import Adapter
+    from .._core import Adapter
 
 
 class LegacyGatedAct(Emulation):
@@ -92,19 +101,17 @@ class OutputCopy(Emulation):
 
     name = "output_copy"
 
-    def __init__(self, since: str, param: str = "output") -> None:
-        self.since = since
+    def __init__(self, param: str) -> None:
         self.param = param
         self.params = (param,)
-        self.boundaries = (since,)
+        self.entry: EntryPoint | None = None  # set once the entry point exists
 
     def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
         return kw[self.param] is not None and self.param in adapter.absent
 
     def may_apply(self, p: Any) -> bool:
-        from ..registry import at_least
-
-        return not at_least(p, self.since)
+        assert self.entry is not None
+        return not self.entry.params[self.param].present_in(p)
 
     def describe(self, p: Any) -> str | None:
         return f"{self.param}= emulated (result copied into it)" if self.may_apply(p) else None
@@ -116,7 +123,7 @@ class OutputCopy(Emulation):
         return [out] if isinstance(result, list) else out
 
 
-def _common_routing(rsf_since: str | None = None) -> list[Param]:
+def _common_routing() -> list[Param]:
     """num_experts ... routed_scaling_factor: identical in every TRTLLM entry point."""
     return [
         Param("num_experts"),
@@ -126,7 +133,7 @@ def _common_routing(rsf_since: str | None = None) -> list[Param]:
         Param("intermediate_size"),
         Param("local_expert_offset"),
         Param("local_num_experts"),
-        Param("routed_scaling_factor", rsf_since),
+        Param("routed_scaling_factor"),
     ]
 
 
@@ -138,83 +145,55 @@ def _rmt() -> Param:
     )
 
 
-def _act(since: str | None, *, fp4: bool = False) -> Param:
+def _act(*, fp4: bool = False) -> Param:
     if fp4:
         return Param(
             "activation_type",
             enum="ActivationType",
+            ref="renamed from gated_act_type in 0.6.3 (fused_moe/core.py)",
             spelled=(("0.6.3", "gated_act_type", "GatedActType"),),
             enum_map=ACTIVATION_TO_GATED,
             note="gated_act_type (GatedActType: SwiGlu=0, GeGlu=1) before 0.6.3",
         )
-    return Param(
-        "activation_type",
-        since,
-        enum="ActivationType",
-        neutral=(),
-        note="Swiglu only before it existed",
-    )
+    return Param("activation_type", enum="ActivationType", note="Swiglu only before it existed")
 
 
-def _do_finalize(since: str | None) -> Param:
+def _do_finalize() -> Param:
     return Param(
         "do_finalize",
-        since,
         neutral=(True,),
         explicit=True,
         note="unfinalised outputs (do_finalize=False)",
     )
 
 
-def _tune(since: str | None = None) -> Param:
+def _tune() -> Param:
     return Param(
-        "tune_max_num_tokens", since, hint=True, explicit=True, note="autotuner range only"
+        "tune_max_num_tokens", hint=True, explicit=True, note="autotuner range only"
     )
 
 
 def _tile() -> Param:
     return Param(
         "tile_tokens_dim",
-        until="0.6.0",
         hint=True,
         explicit=True,
         note="only logged by 0.5.x (None satisfies its required fp4 parameter), removed in 0.6.0",
     )
 
 
-def _norm_topk(since: str) -> Param:
-    return Param("norm_topk_prob", since, neutral=(True,), note="norm_topk_prob=False")
+def _norm_topk() -> Param:
+    return Param("norm_topk_prob", neutral=(True,), note="norm_topk_prob=False")
 
 
-def _opt(name: str, since: str | None, note: str = "", hint: bool = False) -> Param:
+def _opt(name: str, note: str = "", hint: bool = False) -> Param:
     """An optional tensor/int that is dropped at None (or anywhere, for a hint)."""
-    return Param(name, since, hint=hint, note=note)
+    return Param(name, hint=hint, note=note)
 
 
-def _ws(since: str) -> Param:
-    return Param("workspace_buffer", since, hint=True, note="caller-provided scratch buffer")
+def _ws() -> Param:
+    return Param("workspace_buffer", hint=True, note="caller-provided scratch buffer")
 
-
-# First release whose positional order is a prefix of the frozen (0.7.4) one: positional
-# calls written against it or later keep their meaning through fi_compat; code written
-# positionally against an older release must switch to keywords past the first inserted
-# parameter (checked against every snapshot by tests/unit/test_moe_snapshots.py).
-POSITIONAL_FROM = {
-    "trtllm_fp4_block_scale_moe": "0.6.11",  # per_token_scale inserted before output
-    "trtllm_fp4_block_scale_routed_moe": "0.6.11",
-    "trtllm_fp8_block_scale_moe": "0.6.15",  # num_fused_shared_experts before activation_type
-    "trtllm_fp8_block_scale_routed_moe": "0.6.13",
-    "trtllm_fp8_per_tensor_scale_moe": "0.6.5",  # do_finalize before enable_pdl
-    "trtllm_fp8_per_tensor_scale_routed_moe": "0.6.17",
-    "trtllm_bf16_moe": "0.6.5",
-    "trtllm_bf16_routed_moe": "0.6.13",
-    "trtllm_mxint4_block_scale_moe": "0.6.5",
-    "cutlass_fused_moe": "0.6.18",  # use_wfp4afp8_humming back before tune_max_num_tokens
-    "shuffle_matrix_a": "0.5.0",
-    "shuffle_matrix_sf_a": "0.5.0",
-    "block_scale_interleave": "0.5.0",
-    "reorder_rows_for_gated_act_gemm": "0.5.0",
-}
 
 _TRTLLM_GPUS = (
     "TRTLLM-gen kernels: SM10x on every release, SM12x admitted from 0.6.7 (launcher "
@@ -222,40 +201,28 @@ _TRTLLM_GPUS = (
 )
 
 
-def _entry(name: str, since: str, params: list[Param], **kw: Any) -> EntryPoint:
+def _entry(name: str, params: list[Param], **kw: Any) -> EntryPoint:
     emulations = list(kw.pop("emulations", ()))
+    copies = []
     for out in params:
-        if out.name in ("output", "out") and out.since is not None:
+        if out.name in ("output", "out"):
             out.emulation = "output_copy"
-            emulations.append(OutputCopy(out.since, out.name))
-    args = kw.pop("validate_args", ())
-    return EntryPoint(
+            copies.append(OutputCopy(out.name))
+    e = EntryPoint(
         facade="fi_compat.fused_moe",
         name=name,
         module=kw.pop("module", "flashinfer.fused_moe"),
-        since=since,
         params=params,
-        validate=kw.pop("validate", validate_trtllm(name)),
-        validate_args=args,
-        emulations=emulations,
+        emulations=[*emulations, *copies],
         feature=kw.pop("feature", "moe.trtllm"),
         matrix_note=kw.pop("matrix_note", _TRTLLM_GPUS),
-        positional_from=POSITIONAL_FROM[name],
-        normalize=kw.pop("normalize") if "normalize" in kw else make_normalizer(name),
-        normalize_args=kw.pop("normalize_args", ()),
-        normalize_out=kw.pop("normalize_out", ()),
         **kw,
     )
+    for c in copies:
+        c.entry = e
+    return e
 
 
-_TRTLLM_VALIDATE = ("routing_logits", "hidden_states", "num_experts", "top_k")
-_ROUTED_VALIDATE = ("topk_ids", "hidden_states", "num_experts", "top_k")
-_NORM_LOGITS = ("routing_logits", "routing_method_type")
-_LAYOUT = "hidden_states_scale_layout"
-_NORM_FP4 = ("hidden_states", "hidden_states_scale", _LAYOUT)
-_NORM_FP4_LOGITS = ("routing_logits", "routing_method_type", *_NORM_FP4)
-_NORM_FP8 = ("hidden_states", "hidden_states_scale", "fp8_quantization_type")
-_NORM_FP8_LOGITS = ("routing_logits", "routing_method_type", *_NORM_FP8)
 
 
 def _fp4_params(routed: bool) -> list[Param]:
@@ -279,34 +246,34 @@ def _fp4_params(routed: bool) -> list[Param]:
         Param("output2_scale_scalar"),
         *_common_routing(),
         _rmt(),
-        _do_finalize(None),
+        _do_finalize(),
         Param("enable_pdl"),
-        _act(None, fp4=True),
-        _opt("per_token_scale", "0.6.11", "per-token activation scales"),
+        _act(fp4=True),
+        _opt("per_token_scale", "per-token activation scales"),
         Param("output"),
         _tune(),
     ]
     if routed:
         tail = [
-            _opt("gemm1_lora_delta", "0.6.18", "LoRA delta of gemm1"),
-            _opt("valid_hidden_size", "0.7.0", "padded hidden size"),
-            _opt("valid_intermediate_size", "0.7.0", "padded intermediate size"),
-            Param("num_fused_shared_experts", "0.7.0", neutral=(0,)),
+            _opt("gemm1_lora_delta", "LoRA delta of gemm1"),
+            _opt("valid_hidden_size", "padded hidden size"),
+            _opt("valid_intermediate_size", "padded intermediate size"),
+            Param("num_fused_shared_experts", neutral=(0,)),
             _layout(),
-            _ws("0.7.4"),
-            Param("nvfp4_4over6", "0.7.4", note="NVFP4 4-over-6 quantisation"),
-            _opt("routing_metadata", "0.7.4", "precomputed routing metadata"),
+            _ws(),
+            Param("nvfp4_4over6", note="NVFP4 4-over-6 quantisation"),
+            _opt("routing_metadata", "precomputed routing metadata"),
         ]
     else:
         tail = [
-            _norm_topk("0.6.8"),
-            _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
-            Param("num_fused_shared_experts", "0.6.17", neutral=(0,)),
-            _opt("valid_hidden_size", "0.7.0", "padded hidden size"),
-            _opt("valid_intermediate_size", "0.7.0", "padded intermediate size"),
+            _norm_topk(),
+            _opt("routing_replay_out", "routing replay buffer"),
+            Param("num_fused_shared_experts", neutral=(0,)),
+            _opt("valid_hidden_size", "padded hidden size"),
+            _opt("valid_intermediate_size", "padded intermediate size"),
             _layout(),
-            _ws("0.7.4"),
-            Param("nvfp4_4over6", "0.7.4", note="NVFP4 4-over-6 quantisation"),
+            _ws(),
+            Param("nvfp4_4over6", note="NVFP4 4-over-6 quantisation"),
         ]
     legacy = [
         _tile(),
@@ -323,7 +290,6 @@ def _fp4_params(routed: bool) -> list[Param]:
 def _layout() -> Param:
     return Param(
         "hidden_states_scale_layout",
-        "0.7.0",
         enum="SfLayout",
         neutral=(),
         note="scale layouts other than the release's fixed one",
@@ -345,47 +311,46 @@ def _fp8_block_params(routed: bool) -> list[Param]:
         _rmt(),
         Param("use_shuffled_weight", explicit=True),
         Param("weight_layout", enum="WeightLayout"),
-        _do_finalize("0.6.5"),
+        _do_finalize(),
         Param("enable_pdl"),
     ]
     fp8q = Param(
         "fp8_quantization_type",
-        "0.6.4",
         enum="Fp8QuantizationType",
         note="DeepSeek FP8 only before 0.6.4",
     )
     if routed:
         return [
             *head,
-            _opt("gemm1_lora_delta", "0.6.13", "LoRA delta of gemm1"),
+            _opt("gemm1_lora_delta", "LoRA delta of gemm1"),
             Param("output"),
             _tune(),
             fp8q,
-            _act("0.6.7"),
-            _opt("gemm1_alpha", "0.6.13"),
-            _opt("gemm1_beta", "0.6.13"),
-            _opt("gemm1_clamp_limit", "0.6.13"),
-            _opt("valid_hidden_size", "0.7.0", "padded hidden size"),
-            _opt("valid_intermediate_size", "0.7.0", "padded intermediate size"),
-            _ws("0.7.4"),
+            _act(),
+            _opt("gemm1_alpha"),
+            _opt("gemm1_beta"),
+            _opt("gemm1_clamp_limit"),
+            _opt("valid_hidden_size", "padded hidden size"),
+            _opt("valid_intermediate_size", "padded intermediate size"),
+            _ws(),
         ]
     return [
         *head,
-        _tune("0.5.2"),
+        _tune(),
         fp8q,
-        Param("num_fused_shared_experts", "0.6.15", neutral=(0,)),
-        _act("0.6.7"),
-        _norm_topk("0.6.8"),
-        _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
-        _opt("gemm1_alpha", "0.6.13"),
-        _opt("gemm1_beta", "0.6.13"),
-        _opt("gemm1_clamp_limit", "0.6.13"),
-        Param("output", "0.6.14"),
-        _opt("valid_hidden_size", "0.7.0", "padded hidden size"),
-        _opt("valid_intermediate_size", "0.7.0", "padded intermediate size"),
-        _opt("gemm1_bias", "0.7.0", "gemm1 bias"),
-        _opt("gemm2_bias", "0.7.0", "gemm2 bias"),
-        _ws("0.7.4"),
+        Param("num_fused_shared_experts", neutral=(0,)),
+        _act(),
+        _norm_topk(),
+        _opt("routing_replay_out", "routing replay buffer"),
+        _opt("gemm1_alpha"),
+        _opt("gemm1_beta"),
+        _opt("gemm1_clamp_limit"),
+        Param("output"),
+        _opt("valid_hidden_size", "padded hidden size"),
+        _opt("valid_intermediate_size", "padded intermediate size"),
+        _opt("gemm1_bias", "gemm1 bias"),
+        _opt("gemm2_bias", "gemm2 bias"),
+        _ws(),
         _tile(),
     ]
 
@@ -408,26 +373,26 @@ def _fp8_pt_params(routed: bool) -> list[Param]:
     if routed:
         return [
             *head,
-            _do_finalize(None),
+            _do_finalize(),
             Param("enable_pdl"),
             _tune(),
-            _act(None),
-            _opt("routing_replay_out", None, "routing replay buffer"),
+            _act(),
+            _opt("routing_replay_out", "routing replay buffer"),
             Param("output"),
-            _opt("gemm1_clamp_limit", "0.7.2.post1"),
-            _ws("0.7.4"),
+            _opt("gemm1_clamp_limit"),
+            _ws(),
         ]
     return [
         *head,
-        _do_finalize("0.6.5"),
+        _do_finalize(),
         Param("enable_pdl"),
-        _tune("0.5.2"),
-        _act("0.6.3"),
-        _norm_topk("0.6.8"),
-        _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
-        Param("output", "0.6.14"),
-        _opt("gemm1_clamp_limit", "0.7.2.post1"),
-        _ws("0.7.4"),
+        _tune(),
+        _act(),
+        _norm_topk(),
+        _opt("routing_replay_out", "routing replay buffer"),
+        Param("output"),
+        _opt("gemm1_clamp_limit"),
+        _ws(),
         _tile(),
     ]
 
@@ -443,17 +408,17 @@ def _bf16_params(routed: bool) -> list[Param]:
             _rmt(),
             Param("use_shuffled_weight", explicit=True),
             Param("weight_layout", enum="WeightLayout"),
-            _do_finalize(None),
+            _do_finalize(),
             Param("enable_pdl"),
-            _opt("gemm1_lora_delta", "0.6.13", "LoRA delta of gemm1"),
+            _opt("gemm1_lora_delta", "LoRA delta of gemm1"),
             _tune(),
-            _act("0.6.8"),
-            _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
-            _opt("gemm1_alpha", "0.6.13"),
-            _opt("gemm1_beta", "0.6.13"),
-            _opt("gemm1_clamp_limit", "0.6.13"),
-            Param("output", "0.6.14"),
-            _ws("0.7.4"),
+            _act(),
+            _opt("routing_replay_out", "routing replay buffer"),
+            _opt("gemm1_alpha"),
+            _opt("gemm1_beta"),
+            _opt("gemm1_clamp_limit"),
+            Param("output"),
+            _ws(),
         ]
     return [
         Param("routing_logits"),
@@ -461,21 +426,21 @@ def _bf16_params(routed: bool) -> list[Param]:
         Param("hidden_states"),
         Param("gemm1_weights"),
         Param("gemm2_weights"),
-        *_common_routing(rsf_since="0.6.0"),
+        *_common_routing(),
         _rmt(),
         Param("use_shuffled_weight", explicit=True),
         Param("weight_layout", enum="WeightLayout"),
-        _do_finalize("0.6.5"),
+        _do_finalize(),
         Param("enable_pdl"),
         _tune(),
-        _act("0.6.8"),
-        _norm_topk("0.6.8"),
-        _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
-        _opt("gemm1_alpha", "0.6.13"),
-        _opt("gemm1_beta", "0.6.13"),
-        _opt("gemm1_clamp_limit", "0.6.13"),
-        Param("output", "0.6.14"),
-        _ws("0.7.4"),
+        _act(),
+        _norm_topk(),
+        _opt("routing_replay_out", "routing replay buffer"),
+        _opt("gemm1_alpha"),
+        _opt("gemm1_beta"),
+        _opt("gemm1_clamp_limit"),
+        Param("output"),
+        _ws(),
     ]
 
 
@@ -493,15 +458,15 @@ def _mxint4_params() -> list[Param]:
         Param("gemm2_weights_scale"),
         *_common_routing(),
         _rmt(),
-        _do_finalize("0.6.5"),
+        _do_finalize(),
         Param("enable_pdl"),
         Param("output"),
         _tune(),
-        _norm_topk("0.6.8"),
-        _opt("routing_replay_out", "0.6.8", "routing replay buffer"),
-        _opt("valid_hidden_size", "0.7.0", "padded hidden size"),
-        _opt("valid_intermediate_size", "0.7.0", "padded intermediate size"),
-        _ws("0.7.4"),
+        _norm_topk(),
+        _opt("routing_replay_out", "routing replay buffer"),
+        _opt("valid_hidden_size", "padded hidden size"),
+        _opt("valid_intermediate_size", "padded intermediate size"),
+        _ws(),
     ]
 
 
@@ -532,163 +497,118 @@ def _cutlass_params() -> list[Param]:
         Param("use_w4_group_scaling"),
         Param("use_mxfp8_act_scaling"),
         Param("min_latency_mode"),
-        Param("use_packed_weights", "0.6.0", note="packed weights"),
+        Param("use_packed_weights", note="packed weights"),
         Param(
             "use_wfp4afp8_humming",
-            "0.6.16",
-            gaps=(("0.6.16.post3", "0.6.18"),),
             note="W-FP4 A-FP8 'humming' kernels (absent 0.6.16.post3-0.6.17)",
         ),
         _tune(),
         Param("enable_pdl"),
         Param("activation_type", enum="ActivationType"),
-        Param("swizzled_input_sf", "0.6.8", neutral=(True,), note="linear input_sf layout"),
+        Param("swizzled_input_sf", neutral=(True,), note="linear input_sf layout"),
         Param(
             "use_fused_finalize",
-            "0.6.15",
             note="choosing the finalize path (0.6.15+; None = fused unless "
             "torch.use_deterministic_algorithms, as 0.7.4 decides)",
         ),
-        _opt("profile_ids", "0.6.16", "fixed tactic ids", hint=True),
-        _ws("0.6.16"),
-        _opt("clamped_relu2_limit", "0.7.2", "ClampedRelu2 limit"),
-        _opt("situ_beta", "0.7.0", "SiTU beta"),
-        _opt("situ_linear_beta", "0.7.0", "SiTU linear beta"),
-        Param("backend", "0.7.1", neutral=("cutlass",), note="backends other than 'cutlass'"),
-        Param("nvfp4_4over6", "0.7.4", note="NVFP4 4-over-6 quantisation"),
+        _opt("profile_ids", "fixed tactic ids", hint=True),
+        _ws(),
+        _opt("clamped_relu2_limit", "ClampedRelu2 limit"),
+        _opt("situ_beta", "SiTU beta"),
+        _opt("situ_linear_beta", "SiTU linear beta"),
+        Param("backend", neutral=("cutlass",), note="backends other than 'cutlass'"),
+        Param("nvfp4_4over6", note="NVFP4 4-over-6 quantisation"),
     ]
 
 
-SPECS: dict[str, EntryPoint] = {}
+_TRTLLM_ARGS = ("routing_logits", "hidden_states", "num_experts", "top_k")
+_ROUTED_ARGS = ("topk_ids", "hidden_states", "num_experts", "top_k")
 
 
-def _add(e: EntryPoint) -> EntryPoint:
-    SPECS[e.name] = e
-    return e
+def _trtllm(name: str, params: list[Param], *norms: Any, **kw: Any) -> EntryPoint:
+    routed = "topk_ids" in {p.name for p in params}
+    return _entry(
+        name,
+        params,
+        validate=validate_trtllm(f"fi_compat.fused_moe.{name}", routed=routed),
+        devices=trtllm_moe_arch_problem,
+        validate_args=_ROUTED_ARGS if routed else _TRTLLM_ARGS,
+        normalizers=norms,
+        **kw,
+    )
 
 
-FP4 = _add(
-    _entry(
-        "trtllm_fp4_block_scale_moe",
-        "0.5.0",
-        _fp4_params(False),
-        emulations=[LegacyGatedAct()],
-        validate_args=_TRTLLM_VALIDATE,
-        normalize_args=_NORM_FP4_LOGITS,
-        normalize_out=("routing_logits", "hidden_states_scale", _LAYOUT),
+# releases from which a routed entry point reads a (topk_ids, topk_weights) pair
+# (RoutingInputMode.UnpackedPrecomputed); before, one packed int32 tensor
+_PAIRS_FP4 = "0.6.12"  # trtllm_fp4_block_scale_routed_moe: Union annotation, 0.6.12
+_PAIRS = "0.6.18"  # fp8 block / fp8 per-tensor / bf16 routed: _split_precomputed_routing
+
+SPECS: dict[str, EntryPoint] = {
+    e.name: e
+    for e in (
+        _trtllm(
+            "trtllm_fp4_block_scale_moe",
+            _fp4_params(False),
+            RoutingLogits(strict=False),
+            Fp4Scales(),
+            emulations=[LegacyGatedAct()],
+        ),
+        _trtllm(
+            "trtllm_fp4_block_scale_routed_moe",
+            _fp4_params(True),
+            PackedRouting(_PAIRS_FP4),
+            Fp4Scales(),
+            emulations=[LegacyGatedAct()],
+        ),
+        _trtllm(
+            "trtllm_fp8_block_scale_moe",
+            _fp8_block_params(False),
+            RoutingLogits(strict=True),
+            Fp8BlockScales(),
+        ),
+        _trtllm(
+            "trtllm_fp8_block_scale_routed_moe",
+            _fp8_block_params(True),
+            PackedRouting(_PAIRS),
+            Fp8BlockScales(),
+        ),
+        _trtllm(
+            "trtllm_fp8_per_tensor_scale_moe",
+            _fp8_pt_params(False),
+            RoutingLogits(strict=True, on_input=True),
+        ),
+        _trtllm(
+            "trtllm_fp8_per_tensor_scale_routed_moe", _fp8_pt_params(True), PackedRouting(_PAIRS)
+        ),
+        _trtllm("trtllm_bf16_moe", _bf16_params(False), RoutingLogits(strict=False)),
+        _trtllm("trtllm_bf16_routed_moe", _bf16_params(True), PackedRouting(_PAIRS)),
+        _trtllm(
+            "trtllm_mxint4_block_scale_moe", _mxint4_params(), RoutingLogits(strict=False)
+        ),
+        _entry(
+            "cutlass_fused_moe",
+            _cutlass_params(),
+            validate=validate_cutlass(),
+            devices=cutlass_moe_arch_problem,
+            validate_args=("input", "token_selected_experts", "token_final_scales"),
+            normalizers=(FusedFinalize(),),
+            feature="moe.cutlass",
+            matrix_note="CUTLASS kernels: SM89, SM90, SM100/103/110, SM120/121 (SM107 from "
+            "0.6.18); JIT-built on first use",
+        ),
     )
-)
-FP4_ROUTED = _add(
-    _entry(
-        "trtllm_fp4_block_scale_routed_moe",
-        "0.5.0",
-        _fp4_params(True),
-        emulations=[LegacyGatedAct()],
-        validate_args=_ROUTED_VALIDATE,
-        normalize_args=_NORM_FP4,
-        normalize_out=("hidden_states_scale", _LAYOUT),
-    )
-)
-FP8_BLOCK = _add(
-    _entry(
-        "trtllm_fp8_block_scale_moe",
-        "0.5.0",
-        _fp8_block_params(False),
-        validate_args=_TRTLLM_VALIDATE,
-        normalize_args=_NORM_FP8_LOGITS,
-        normalize_out=("routing_logits", "hidden_states_scale"),
-    )
-)
-FP8_BLOCK_ROUTED = _add(
-    _entry(
-        "trtllm_fp8_block_scale_routed_moe",
-        "0.6.3",
-        _fp8_block_params(True),
-        validate_args=_ROUTED_VALIDATE,
-        normalize_args=_NORM_FP8,
-        normalize_out=("hidden_states_scale",),
-    )
-)
-FP8_PT = _add(
-    _entry(
-        "trtllm_fp8_per_tensor_scale_moe",
-        "0.5.0",
-        _fp8_pt_params(False),
-        validate_args=_TRTLLM_VALIDATE,
-        normalize_args=(*_NORM_LOGITS[:2], "use_routing_scales_on_input"),
-        normalize_out=("routing_logits",),
-    )
-)
-FP8_PT_ROUTED = _add(
-    _entry(
-        "trtllm_fp8_per_tensor_scale_routed_moe",
-        "0.6.17",
-        _fp8_pt_params(True),
-        validate_args=_ROUTED_VALIDATE,
-        normalize=None,
-    )
-)
-BF16 = _add(
-    _entry(
-        "trtllm_bf16_moe",
-        "0.5.3",
-        _bf16_params(False),
-        validate_args=_TRTLLM_VALIDATE,
-        normalize_args=_NORM_LOGITS,
-        normalize_out=("routing_logits",),
-    )
-)
-BF16_ROUTED = _add(
-    _entry(
-        "trtllm_bf16_routed_moe",
-        "0.6.5",
-        _bf16_params(True),
-        validate_args=_ROUTED_VALIDATE,
-        normalize=None,
-    )
-)
-MXINT4 = _add(
-    _entry(
-        "trtllm_mxint4_block_scale_moe",
-        "0.6.0",
-        _mxint4_params(),
-        validate_args=_TRTLLM_VALIDATE,
-        normalize_args=_NORM_LOGITS,
-        normalize_out=("routing_logits",),
-    )
-)
-CUTLASS = _add(
-    _entry(
-        "cutlass_fused_moe",
-        "0.5.0",
-        _cutlass_params(),
-        validate=validate_trtllm("cutlass_fused_moe"),
-        validate_args=("input", "token_selected_experts", "token_final_scales"),
-        feature="moe.cutlass",
-        matrix_note="CUTLASS kernels: SM89, SM90, SM100/103/110, SM120/121 (SM107 from 0.6.18); "
-        "JIT-built on first use",
-        normalize_args=("use_fused_finalize",),
-        normalize_out=("use_fused_finalize",),
-    )
-)
+}
 
 
 # -- weight/scale preparation helpers (top-level FlashInfer functions) ----------------
 
 
-def _no_check() -> None:
-    """The helpers take one tensor each; FlashInfer checks it."""
-
-
 def _helper(name: str, params: list[Param]) -> EntryPoint:
     return _entry(
         name,
-        "0.5.0",
         params,
         module="flashinfer",
-        validate=_no_check,
         feature="quantization",
-        normalize=None,
         matrix_note="weight preparation (host or GPU tensors)",
     )
 
@@ -703,10 +623,12 @@ HELPERS = {
         ),
         _helper(
             "block_scale_interleave",
-            [Param("unswizzled_sf"), Param("out", "0.7.2.post1", note="preallocated output")],
+            [Param("unswizzled_sf"), Param("out", note="preallocated output")],
         ),
         _helper("reorder_rows_for_gated_act_gemm", [Param("x")]),
     )
 }
 
-__all__ = ["HELPERS", "POSITIONAL_FROM", "SPECS"]
+ENTRIES = [*SPECS.values(), *HELPERS.values()]
+
+__all__ = ["ENTRIES", "HELPERS", "SPECS"]

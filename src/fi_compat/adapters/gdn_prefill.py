@@ -32,7 +32,8 @@ Read from the released sources (``pip download flashinfer-python==V``, ``gdn_pre
 
 from __future__ import annotations
 
-from .._callpath import Emulation, EntryPoint, OptionalDependency, Param, _is
+from .._core import Emulation, EntryPoint, OptionalDependency, Param
+from .._core.table import is_default
 from .._device import capability
 from ..errors import InvalidArgumentError, MissingArgumentError
 from ..registry import VersionRange, at_least
@@ -41,7 +42,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, cast
 
-    from .._callpath import Adapter
+    from .._core import Adapter
 else:
 
     def cast(_t: object, v: object) -> object:  # typing.cast without importing typing
@@ -69,8 +70,9 @@ def validate(
     initial_state: Any,
     output: Any,
     output_state: Any,
-) -> None:
+) -> int:
     """Metadata-only checks (shape, rank, dtype, device); never reads tensor values.
+    Returns the CUDA device index of the tensors (-1 off CUDA).
 
     Devices are compared by ``Tensor.get_device()`` (the CUDA index, -1 off-GPU): it
     catches CPU-vs-CUDA and cross-GPU mixes at a third of the cost of comparing
@@ -107,15 +109,25 @@ def validate(
         ok = False
     if not ok:
         _diagnose(q, k, v, g, beta, cu_seqlens, initial_state, output, output_state)
+    return dq  # type: ignore[no-any-return]
+
+
+def _any_cuda_device(pl: Any, cc: tuple[int, int]) -> str | None:
+    """Every release's own dispatch refuses an architecture it has no kernel for before
+    launching (``NotImplementedError``, 0.6.7+ ``supported_compute_capability``), so
+    fi_compat only refuses tensors that are not on CUDA at all."""
+    return None
 
 
 def _diagnose(*args: Any) -> None:
     """Slow path of ``validate``: find the first problem and raise a precise error."""
+    import torch
+
     q, k, v, g, beta, cu, initial_state, output, output_state = args
     where = f"fi_compat.gdn_prefill.{NAME}"
     names = ("q", "k", "v")
     for n, x in zip(names, (q, k, v), strict=True):
-        if not hasattr(x, "shape"):
+        if not isinstance(x, torch.Tensor):
             raise InvalidArgumentError(
                 f"{where}: {n} must be a torch.Tensor, got {type(x).__name__}"
             )
@@ -131,7 +143,7 @@ def _diagnose(*args: Any) -> None:
             f"varlen mode only): pass the [num_seqs + 1] cumulative sequence lengths, e.g. "
             f"torch.tensor([0, {q.shape[0]}], dtype=torch.int32, device=q.device)"
         )
-    if not hasattr(cu, "dtype"):
+    if not isinstance(cu, torch.Tensor):
         raise InvalidArgumentError(
             f"{where}: cu_seqlens must be a torch.Tensor, got {type(cu).__name__}"
         )
@@ -159,18 +171,18 @@ def _diagnose(*args: Any) -> None:
             )
     sab = (t, max(q.shape[1], v.shape[1]))
     for n, x in (("g", g), ("beta", beta)):
-        if x is not None and (not hasattr(x, "shape") or tuple(x.shape) != sab):
+        if x is not None and (not isinstance(x, torch.Tensor) or tuple(x.shape) != sab):
             raise InvalidArgumentError(
                 f"{where}: {n} must have shape [total_seq_len, num_sab_heads] = {sab} "
                 f"(num_sab_heads = max(num_q_heads, num_v_heads)), got "
-                f"{tuple(x.shape) if hasattr(x, 'shape') else type(x).__name__}"
+                f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}"
             )
     for n, x in (
         ("initial_state", initial_state),
         ("output", output),
         ("output_state", output_state),
     ):
-        if x is not None and not hasattr(x, "get_device"):
+        if x is not None and not isinstance(x, torch.Tensor):
             raise InvalidArgumentError(
                 f"{where}: {n} must be a torch.Tensor or None, got {type(x).__name__}"
             )
@@ -223,7 +235,7 @@ class GateConventions(Emulation):
         pl = adapter.placement
         if pl is None or at_least(pl, "0.7.4"):  # flashinfer>=0.7.4: native (kw-only)
             return False
-        return any(not _is(kw[n], d) for n, d in _GATE_DEFAULTS.items())
+        return any(not is_default(kw[n], d) for n, d in _GATE_DEFAULTS.items())
 
     def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
         import torch
@@ -404,7 +416,6 @@ SPEC = EntryPoint(
     facade="fi_compat.gdn_prefill",
     name=NAME,
     module="flashinfer.gdn_prefill",
-    since="0.6.0",
     params=(
         Param("q"),
         Param("k"),
@@ -418,29 +429,33 @@ SPEC = EntryPoint(
             "cu_seqlens",
             dtypes=(("0.6.0", "int64"), ("0.7.0", "int32")),
             note="int64 read natively by the <=0.6.x SM90 kernels, int32 from 0.7.0",
+            ref="0.6.x gdn_prefill.py cu_seqlens.to(torch.int64); 0.7.0 int32 launch metadata",
         ),
         Param("use_qk_l2norm_in_kernel"),
         Param("output"),
         Param("output_state"),
-        Param("state_checkpoints", "0.6.8", note="intermediate-state checkpoints"),
+        Param("state_checkpoints", note="intermediate-state checkpoints"),
         Param(
             "checkpoint_cu_starts",
-            "0.6.8",
             dtypes=(("0.6.8", "int64"), ("0.7.0", "int32")),
             note="intermediate-state checkpoints",
         ),
-        Param("checkpoint_every_n_tokens", "0.6.8", note="intermediate-state checkpoints"),
+        Param("checkpoint_every_n_tokens", note="intermediate-state checkpoints"),
         Param(
             "use_cp",
-            "0.6.14",
             neutral=(False,),
             note="context-parallel kernels; False/'auto' mean no CP before 0.6.14",
+            ref="0.6.14 added the CP kernels (gdn_prefill.py use_cp)",
         ),
-        Param("state_indices", "0.6.16", emulation="state_pool", dtypes=(("0.6.16", "int32"),)),
-        Param("_cp_chunk_len", "0.7.0", note="internal CP chunk-length override"),
+        Param(
+            "state_indices",
+            emulation="state_pool",
+            dtypes=(("0.6.16", "int32"),),
+            ref="0.6.16 SM100 pools; 0.7.0 SM90/SM120; 0.7.4 SM8x (gdn_prefill.py)",
+        ),
+        Param("_cp_chunk_len", note="internal CP chunk-length override"),
         Param(
             "backend",
-            "0.7.0",
             neutral=("flashinfer",),
             value_since={
                 "auto": "0.7.0",
@@ -450,17 +465,18 @@ SPEC = EntryPoint(
                 "sm120_cute": "0.7.4",
             },
             note="backend choice; before 0.7.0 the FlashInfer kernels are the only backend",
+            ref="0.7.0 gdn_prefill.py backend dispatch; cudnn 0.7.1; sm120_cute 0.7.4",
         ),
-        Param("max_seqlen", "0.7.1", hint=True),
-        Param("gate_domain", "0.7.4", emulation="gate_conventions"),
-        Param("use_gate_in_kernel", "0.7.4", emulation="gate_conventions"),
-        Param("A_log", "0.7.4", emulation="gate_conventions"),
-        Param("dt_bias", "0.7.4", emulation="gate_conventions"),
-        Param("beta_is_logit", "0.7.4", emulation="gate_conventions"),
-        Param("cu_seqlens_cpu", "0.7.4", hint=True),
-        Param("output_state_indices", "0.7.4", note="separate read/write pool rows"),
-        Param("checkpoint_state_indices", "0.7.4", note="checkpoints into a state pool"),
-        Param("prefix_lens", "0.7.4", note="checkpoints at absolute token positions"),
+        Param("max_seqlen", hint=True),
+        Param("gate_domain", emulation="gate_conventions"),
+        Param("use_gate_in_kernel", emulation="gate_conventions"),
+        Param("A_log", emulation="gate_conventions"),
+        Param("dt_bias", emulation="gate_conventions"),
+        Param("beta_is_logit", emulation="gate_conventions"),
+        Param("cu_seqlens_cpu", hint=True),
+        Param("output_state_indices", note="separate read/write pool rows"),
+        Param("checkpoint_state_indices", note="checkpoints into a state pool"),
+        Param("prefix_lens", note="checkpoints at absolute token positions"),
     ),
     validate=validate,
     validate_args=(
@@ -475,6 +491,7 @@ SPEC = EntryPoint(
         "output_state",
     ),
     prepare=_prepare,
+    devices=_any_cuda_device,
     emulations=(GateConventions(), StatePool(), PoolWithoutAutoCP()),
     feature="gdn.prefill",
     optional_deps=(
@@ -487,3 +504,5 @@ SPEC = EntryPoint(
         ),
     ),
 )
+
+ENTRIES = [SPEC]

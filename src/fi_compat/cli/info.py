@@ -20,14 +20,28 @@ JSON schema (``--json``), version 1::
      "support": {feature: {"feature", "ok", "reasons": [str], "fix", "issues": [id]}},
      "cubins": {"dir": str|null, "files": int, "chosen_by": str|null},
      "known_issues": [{"id", "releases", "arch", "feature", "kind", "summary", "ref",
-                       "workaround", "confirmed"}]}
+                       "workaround", "confirmed"}],
+     "verdict": {"status", "code", "message", "fix", "raises"},
+     "metadata": {"package_location": str|null, "package_version": str|null,
+                  "duplicates": {dist-name: [{name, version, location, ...}]}},
+     "probe_findings": [finding]  (only with --probe)}
+
+``cubins.files`` counts the ``.cubin`` files (not their ``.lock`` files and checksums);
+each entry point also carries ``"verdict"`` (:func:`fi_compat.policy.version_verdict` for
+its first release) and, with ``--probe``, ``"probe": {"ok", "seconds", "error",
+"flashinfer_version", "flashinfer_file", "finding"}``, where ``finding`` is the very
+finding ``doctor --probe`` reports for that module.
 
 ``python -m fi_compat doctor [--json]`` (same schema number):
 ``{"schema": 1, "findings": [{"severity", "code", "title", "explanation", "fix"}],
 "errors": int}``; exit status 1 when any finding is an error.
 
 ``status`` is one of ``available``, ``needs <package>``, ``import fails here``,
-``flashinfer not installed``, ``unsupported release``.
+``flashinfer not installed``, ``unsupported release``, ``error`` (strict mode refuses a
+release newer than fi_compat knows: every call raises).
+
+Exit status 2 (message on stderr, no traceback) for a usage error, such as an invalid
+``FI_COMPAT_FLASHINFER_VERSION``.
 """
 
 from __future__ import annotations
@@ -36,13 +50,19 @@ import json
 import os
 import sys
 
-from ._version import __version__
+from .._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ._callpath import Adapter, EntryPoint
+    from ..detection import Detection
+    from ..installation import Finding
+
+    # the call path's Adapter / EntryPoint, typed loosely: only describe(), .entry,
+    # .problem, .placement, .release, .range and the entry point's data are read here
+    Adapter = Any
+    EntryPoint = Any
 
 SCHEMA = 1
 
@@ -85,13 +105,25 @@ def _module_available(name: str) -> bool:
 
 def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
     """Predict, without importing FlashInfer, whether ``entry`` works on this host."""
-    if adapter.problem == "not-installed":
+    from ..policy import version_verdict
+
+    verdict = version_verdict(adapter.placement, adapter.release, entry.since)
+    st = _entry_status(entry, adapter, verdict.code)
+    st["verdict"] = verdict.as_dict()
+    if verdict.code == "strict-newer":  # refused at call time, before anything is imported
+        st["status"] = "error"
+        st["detail"] = f"{verdict.message}; fix: {verdict.fix}"
+    return st
+
+
+def _entry_status(entry: EntryPoint, adapter: Adapter, code: str) -> dict[str, Any]:
+    if adapter.problem == "not-installed" or code == "not-installed":
         return {
             "status": "flashinfer not installed",
             "optional_dependency": None,
             "detail": "pip install flashinfer-python",
         }
-    if adapter.problem == "below-floor":
+    if adapter.problem == "below-floor" or code in ("below-floor", "invalid-version"):
         return {
             "status": "unsupported release",
             "optional_dependency": None,
@@ -99,8 +131,8 @@ def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
         }
     pl = adapter.placement
     assert pl is not None
-    from .detection import detect
-    from .doctor import check_packaging
+    from ..detection import detect
+    from ..installation import check_packaging
 
     for f in check_packaging(detect(), dict(os.environ)):
         if f.severity == "error":
@@ -135,15 +167,27 @@ def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
     }
 
 
+# the probe: import one module in a fresh interpreter and say which flashinfer package was
+# loaded (a failed `import flashinfer` leaves its submodule flashinfer.version in
+# sys.modules, and find_spec locates the package without running it)
 _PROBE = """
-import importlib, json, sys, time
+import importlib, importlib.util, json, sys, time
 t = time.time()
+out = {}
 try:
     importlib.import_module(sys.argv[1])
-    print(json.dumps({"ok": True, "seconds": round(time.time() - t, 2)}))
+    out = {"ok": True}
 except BaseException as e:
-    print(json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"[:500],
-                      "seconds": round(time.time() - t, 2)}))
+    out = {"ok": False, "error": f"{type(e).__name__}: {e}"[:500]}
+out["seconds"] = round(time.time() - t, 2)
+m = next((sys.modules[n] for n in ("flashinfer", "flashinfer.version", "flashinfer._build_meta")
+          if n in sys.modules), None)
+out["flashinfer_version"] = getattr(m, "__version__", None)
+try:
+    out["flashinfer_file"] = getattr(importlib.util.find_spec("flashinfer"), "origin", None)
+except BaseException:
+    out["flashinfer_file"] = None
+print(json.dumps(out))
 """
 
 
@@ -178,39 +222,105 @@ def probe_modules(modules: list[str], timeout: float = 120.0) -> dict[str, dict[
     out: dict[str, dict[str, Any]] = {}
     for mod in sorted(set(modules), key=lambda m: -m.count(".")):
         child = next((m for m, r in out.items() if r["ok"] and m.startswith(mod + ".")), None)
-        out[mod] = (
-            {"ok": True, "seconds": out[child].get("seconds"), "via": child}
-            if child
-            else probe(mod, timeout)
-        )
+        out[mod] = {**out[child], "via": child} if child else probe(mod, timeout)
     return out
+
+
+def probe_installation(
+    det: Detection, chosen: dict[str, Adapter], timeout: float = 120.0
+) -> tuple[dict[str, dict[str, Any]], list[Finding]]:
+    """Probe the FlashInfer module of every facade whose release is supported and judge
+    the outcome: ``({module: probe result + "finding"}, findings)``.  ``info --probe``
+    and ``doctor --probe`` both report exactly these."""
+    from ..installation import Finding, check_imported
+
+    modules: dict[str, str] = {}  # one probe per FlashInfer module -> a facade using it
+    for name, adapter in chosen.items():
+        if adapter.problem is None:  # not the facades this release predates
+            modules.setdefault(adapter.entry.module, name)
+    results = probe_modules(list(modules), timeout)
+    findings: list[Finding] = []
+    for module, r in results.items():
+        if r["ok"]:
+            f = Finding("ok", "probe", f"{module} imports ({r.get('seconds')} s)")
+        else:
+            f = Finding(
+                "error",
+                "probe",
+                f"import {module} fails",
+                str(r["error"]),
+                f"see {modules[module]} in python -m fi_compat info",
+            )
+        r["finding"] = f.as_dict()
+        findings.append(f)
+    loaded = next((r for r in results.values() if r.get("flashinfer_file")), None)
+    if loaded is not None:
+        findings += check_imported(det, loaded.get("flashinfer_version"), loaded["flashinfer_file"])
+    return results, findings
+
+
+def metadata(det: Detection) -> dict[str, Any]:
+    """Where the importable flashinfer package is, its own version, duplicate dist-infos."""
+    from ..detection import read_package_version
+
+    pkg = det.package_dir
+    return {
+        "package_location": det.package_location,
+        "package_version": read_package_version(pkg) if pkg else None,
+        "duplicates": {n: [d.as_dict() for d in ds] for n, ds in det.duplicates.items()},
+    }
+
+
+_chosen: dict[str, Adapter] | None = None
+
+
+def chosen_adapters() -> dict[str, Adapter]:
+    """``fi_compat.adapters(load=True)``, asked once per process: importing the facades
+    imports the ``fi_compat.adapters`` subpackage, whose module object then replaces the
+    function of that name as an attribute of ``fi_compat``."""
+    global _chosen
+    if _chosen is None:
+        import importlib
+
+        import fi_compat
+
+        get: Any = fi_compat.adapters
+        if callable(get):
+            _chosen = get(load=True)
+        else:  # the subpackage shadows it: import the facades, ask the call path directly
+            for name in fi_compat.FACADES:
+                importlib.import_module(f"fi_compat.{name}")
+            _chosen = importlib.import_module("fi_compat._core").adapters()
+    assert _chosen is not None
+    return _chosen
 
 
 def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
     import fi_compat
 
-    from ._callpath import adapters
+    from ..policy import version_verdict
 
     det = fi_compat.detect()
-    fi_compat.adapters(load=True)
-    chosen = adapters()
+    chosen = chosen_adapters()
     entries: dict[str, Any] = {}
-    ok_now = [a.entry.module for a in chosen.values() if a.problem is None]
-    probes = probe_modules(ok_now, timeout) if do_probe else {}  # one per module
+    probes: dict[str, dict[str, Any]] = {}
+    probe_findings: list[Finding] = []
+    if do_probe:
+        probes, probe_findings = probe_installation(det, chosen, timeout)
     for name, adapter in chosen.items():
         st = entry_status(adapter.entry, adapter)
         if adapter.entry.module in probes and adapter.problem is None:
             st["probe"] = probes[adapter.entry.module]
         entries[name] = st
     mism = det.version_mismatches()
-    from . import device
-    from .doctor import count_files, cubin_dir_in_use
+    from .. import device
+    from ..installation import count_cubins, cubin_dir_in_use
 
     cc = device.current_capability()
     cubins: dict[str, Any] = {"dir": None, "files": 0, "chosen_by": None}
     if det.flashinfer is not None:
         d, why = cubin_dir_in_use(det.flashinfer, det.cubin, dict(os.environ))
-        cubins = {"dir": d, "files": count_files(d) if os.path.isdir(d) else 0, "chosen_by": why}
+        cubins = {"dir": d, "files": count_cubins(d) if os.path.isdir(d) else 0, "chosen_by": why}
     support = {
         "attention.trtllm": device.supports_trtllm_attention().as_dict(),
         "attention.xqa": device.supports_xqa_decode().as_dict(),
@@ -218,7 +328,8 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
         "moe.trtllm": device.supports_trtllm_moe().as_dict(),
     }
     issues = [i.as_dict() for i in device.known_issues(capability=cc)] if det.flashinfer else []
-    return {
+    fi = det.flashinfer
+    data: dict[str, Any] = {
         "schema": SCHEMA,
         "fi_compat": __version__,
         "flashinfer": {
@@ -237,7 +348,12 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
         "support": support,
         "cubins": cubins,
         "known_issues": issues,
+        "verdict": version_verdict(None, fi.version if fi else None).as_dict(),
+        "metadata": metadata(det),
     }
+    if do_probe:
+        data["probe_findings"] = [f.as_dict() for f in probe_findings]
+    return data
 
 
 def render(data: dict[str, Any], color: bool = False) -> str:
@@ -265,32 +381,53 @@ def render(data: dict[str, Any], color: bool = False) -> str:
             f"  {name:22s} {d['version']:16s} {d['location']}"
             + (f"  [{', '.join(tags)}]" if tags else "")
         )
-    agree = c("agree", "32") if fi["versions_agree"] else c("MISMATCH", "31")
-    out.append(f"  versions: {agree}" + "".join(f"\n    {m}" for m in fi["mismatches"]))
+    if len(fi["detected"]) > 1:  # flashinfer-python beside -cubin / -jit-cache
+        agree = c("agree", "32") if fi["versions_agree"] else c("MISMATCH", "31")
+        out.append(f"  versions: {agree}" + "".join(f"\n    {m}" for m in fi["mismatches"]))
+    meta = data.get("metadata") or {}
+    for name, dups in meta.get("duplicates", {}).items():
+        out.append(c(f"  {len(dups)} dist-infos of {name}:", "31"))
+        out += [f"    {d['version']:16s} {d['metadata_path']}" for d in dups]
+    if meta.get("package_location") and not fi["overridden"]:
+        pv = meta.get("package_version") or "version unknown"
+        out.append(f"  import flashinfer loads {meta['package_location']}/flashinfer ({pv})")
+    verdict = data.get("verdict") or {}
+    if verdict.get("status") in ("warn", "error") and verdict.get("code") != "not-installed":
+        mark = c("ERROR" if verdict["status"] == "error" else "untested", "31")
+        out.append(f"  {mark}: {verdict['message']}")
     t = data["torch"]
     out.append(f"torch {t['version'] or 'not installed'}  (CUDA build: {t['cuda'] or 'none'})")
     out.append("Entry points")
     width = max((len(k) for k in data["entry_points"]), default=10)
+    colours = {"available": "32", "error": "31"}
     for name, st in data["entry_points"].items():
         a = data["adapters"][name]
-        ok = st["status"] == "available"
-        status = c(st["status"], "32" if ok else "33")
+        status = c(st["status"], colours.get(st["status"], "33"))
         rng = a["adapter_range"] or "-"
         out.append(f"  {name:{width}s}  {status:18s}  adapter {rng}")
-        out.append(f"  {'':{width}s}  {st['detail']}")
+        if st["detail"] != f"adapter {rng}":  # the status line already says it
+            out.append(f"  {'':{width}s}  {st['detail']}")
         if a["absent_in_release"]:
             out.append(f"  {'':{width}s}  not in this release: {', '.join(a['absent_in_release'])}")
         if "probe" in st:
             p = st["probe"]
-            msg = f"imports in {p.get('seconds')} s" if p["ok"] else p["error"]
+            if p["ok"]:
+                msg = f"imports in {p.get('seconds')} s" + (
+                    f" (via {p['via']})" if "via" in p else ""
+                )
+            else:
+                msg = c("ERROR ", "31") + str(p["error"])
             out.append(f"  {'':{width}s}  probe: {msg}")
+    for f in data.get("probe_findings", []):
+        if f["code"] != "probe":  # the per-module outcomes are shown above
+            out.append(c(f"  ERROR {f['title']}", "31") + f"\n    fix: {f['fix']}")
     dev = data["device"]
     cc = dev["capability"]
     gpu = f"SM{cc[0]}{cc[1]} (family {dev['family']})" if cc else "none"
     out.append(f"GPU: {gpu}")
     cub = data["cubins"]
     if cub["dir"]:
-        out.append(f"cubins: {cub['files']} files in {cub['dir']} ({cub['chosen_by']})")
+        out.append(f"cubins: {cub['files']} in {cub['dir']} ({cub['chosen_by']})")
     out.append("Support here")
     for name, s in data["support"].items():
         out.append(
@@ -305,10 +442,55 @@ def render(data: dict[str, Any], color: bool = False) -> str:
     return "\n".join(out)
 
 
+def _capability(text: str) -> tuple[int, int]:
+    """argparse type of ``--capability``: ``10.3``, ``103``, ``sm_103a``."""
+    import argparse
+
+    from ..device import parse_capability
+
+    try:
+        cc = parse_capability(text)
+    except ValueError:
+        cc = (-1, -1)
+    if not (1 <= cc[0] <= 99 and 0 <= cc[1] <= 9):
+        raise argparse.ArgumentTypeError(
+            f"not a compute capability: {text!r} (use major.minor, e.g. 9.0, 10.3 or 12.1)"
+        )
+    return cc
+
+
+def version_line() -> str:
+    """``--version``: fi_compat's version and the detected flashinfer-python."""
+    from ..detection import detect
+
+    fi = detect().flashinfer
+    if fi is None:
+        return f"fi_compat {__version__} (flashinfer-python not installed)"
+    where = "FI_COMPAT_FLASHINFER_VERSION" if fi.location == "<override>" else fi.location
+    return f"fi_compat {__version__} (flashinfer-python {fi.version} at {where})"
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
+    from ..errors import FiCompatError
+
+    class _Version(argparse.Action):
+        def __init__(self, option_strings: list[str], dest: str, **kw: Any) -> None:
+            super().__init__(option_strings, dest, nargs=0, help=kw.get("help"))
+
+        def __call__(self, parser: argparse.ArgumentParser, *_a: Any, **_k: Any) -> None:
+            try:
+                line = version_line()
+            except FiCompatError as exc:
+                parser.exit(2, f"{parser.prog}: error: {exc}\n")
+            print(line)
+            parser.exit(0)
+
     ap = argparse.ArgumentParser(prog="python -m fi_compat")
+    ap.add_argument(
+        "--version", action=_Version, help="print fi_compat's and flashinfer-python's versions"
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     info = sub.add_parser("info", help="describe the installed FlashInfer and chosen adapters")
     info.add_argument("--json", action="store_true", help="machine-readable (schema 1)")
@@ -318,20 +500,31 @@ def main(argv: list[str] | None = None) -> int:
     doc.add_argument("--json", action="store_true")
     doc.add_argument("--probe", action="store_true", help="import FlashInfer in a subprocess")
     doc.add_argument("--timeout", type=float, default=120.0)
-    doc.add_argument("--capability", help="judge for this GPU, e.g. 10.3 (default: current)")
+    doc.add_argument(
+        "--capability",
+        type=_capability,
+        help="judge for this GPU, e.g. 10.3 (default: the current GPU, if any)",
+    )
     dl = sub.add_parser("download-cubin", help="fetch the cubins for the installed release")
     dl.add_argument("--dry-run", action="store_true", help="show exactly what would run")
     dl.add_argument("--dest", help="cubin directory (sets FLASHINFER_CUBIN_DIR)")
+    dl.add_argument(
+        "--timeout", type=float, default=1800.0, help="give up after this many seconds (1800)"
+    )
     args = ap.parse_args(argv)
-    if args.cmd == "doctor":
-        from .doctor import main_doctor
+    try:
+        if args.cmd == "doctor":
+            from .doctor import main_doctor
 
-        return main_doctor(args)
-    if args.cmd == "download-cubin":
-        from .doctor import main_download
+            return main_doctor(args)
+        if args.cmd == "download-cubin":
+            from .doctor import main_download
 
-        return main_download(args)
-    data = collect(do_probe=args.probe, timeout=args.timeout)
+            return main_download(args)
+        data = collect(do_probe=args.probe, timeout=args.timeout)
+    except FiCompatError as exc:  # e.g. an invalid FI_COMPAT_FLASHINFER_VERSION
+        print(f"{ap.prog}: error: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(data, indent=2))
     else:

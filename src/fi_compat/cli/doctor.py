@@ -14,9 +14,22 @@ explanation and the exact fix.  Checks, none of which imports FlashInfer:
 * the JIT toolchain: nvcc present and new enough for the GPU (sm_120 family needs
   nvcc >= 12.9), the CuTe DSL (nvidia-cutlass-dsl) present and its files intact where
   the release needs it, the JIT cache directory the release uses and its size;
-* known issues of this release on this GPU (``fi_compat._issues``);
+* the metadata against the code: two dist-infos of one distribution on ``sys.path``, a
+  ``flashinfer`` package imported from another folder than its dist-info, or of another
+  version than the dist-info records (read from ``flashinfer/_build_meta.py``);
+* the selection policy's verdict on the release (:func:`fi_compat.policy.version_verdict`:
+  untested, pre-release, refused in strict mode);
+* known issues of this release on this GPU (``fi_compat._issues``): only rows for the
+  current GPU (or ``--capability``), none without either; an error only where a kernel
+  fi_compat wraps hangs, breaks or fails to import, and rows about a package that is not
+  installed are left out;
 * with ``--probe``: each facade's FlashInfer module imported in a subprocess with a
-  timeout, so an import that crashes or hangs is reported, not fatal.
+  timeout, so an import that crashes or hangs is reported, not fatal, and the imported
+  ``flashinfer.__version__`` / ``__file__`` compared with the dist-info (the very probe
+  and verdicts ``info --probe`` shows).
+
+Without a GPU and without ``--capability`` the toolchain (nvcc) is only described: nothing
+is compiled on such a host.
 """
 
 from __future__ import annotations
@@ -27,207 +40,24 @@ import shutil
 import subprocess
 import sys
 
-from .detection import Detection, Distribution, detect
-from .registry import at_least, place
+from ..detection import Detection, Distribution, detect
+from ..installation import (
+    Finding,
+    check_metadata,
+    check_packaging,
+    count_cubins,
+    cubin_dir_in_use,
+)
+from ..registry import at_least, place
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-SEVERITIES = ("error", "warning", "ok")
 DEFAULT_CUBIN_REPO = (
     "https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/"
 )
-
-
-class Finding:
-    __slots__ = ("code", "explanation", "fix", "severity", "title")
-
-    def __init__(
-        self, severity: str, code: str, title: str, explanation: str = "", fix: str = ""
-    ) -> None:
-        assert severity in SEVERITIES
-        self.severity, self.code, self.title = severity, code, title
-        self.explanation, self.fix = explanation, fix
-
-    def as_dict(self) -> dict[str, str]:
-        return {
-            "severity": self.severity,
-            "code": self.code,
-            "title": self.title,
-            "explanation": self.explanation,
-            "fix": self.fix,
-        }
-
-
-def _pip_pin(name: str, version: str, cubin_index: bool = False) -> str:
-    extra = " --index-url https://flashinfer.ai/whl" if cubin_index else ""
-    return f"pip install '{name}=={version}'{extra}"
-
-
-def check_packaging(det: Detection, env: dict[str, str]) -> list[Finding]:
-    fi = det.flashinfer
-    out: list[Finding] = []
-    if fi is None:
-        out.append(
-            Finding(
-                "error",
-                "not-installed",
-                "flashinfer-python is not installed",
-                "fi_compat's facades raise FlashInferNotInstalledError when called",
-                "pip install flashinfer-python",
-            )
-        )
-        return out
-    pl = place(fi.version)
-    out.append(
-        Finding(
-            "ok", "flashinfer", f"flashinfer-python {fi.version} ({pl.kind})", f"at {fi.location}"
-        )
-    )
-    bypass = bool(env.get("FLASHINFER_DISABLE_VERSION_CHECK"))
-    checks = at_least(pl, "0.4.0")
-    fatal = checks and not at_least(pl, "0.7.2")  # 0.7.2: mismatches warned and ignored
-    cubin, jit = det.cubin, det.jit_cache
-    # flashinfer-cubin >= 0.6.14 is published on https://flashinfer.ai/whl, not PyPI
-    cubin_index = at_least(place(fi.public), "0.6.14")
-    if cubin is not None and cubin.public != fi.public:
-        out.append(
-            _mismatch(
-                "cubin-mismatch",
-                cubin,
-                fi,
-                fatal,
-                bypass,
-                _pip_pin("flashinfer-cubin", fi.public, cubin_index),
-            )
-        )
-    if jit is not None:
-        if at_least(pl, "0.7.0"):  # 0.7.0: exact or f"{version}+" only
-            accepted = jit.version == fi.version or jit.version.startswith(f"{fi.version}+")
-        else:  # 0.4.0-0.6.18.post1: jit_cache_version.startswith(flashinfer_version)
-            accepted = jit.version.startswith(fi.version)
-        if not accepted:
-            out.append(
-                _mismatch(
-                    "jit-cache-mismatch",
-                    jit,
-                    fi,
-                    fatal,
-                    bypass,
-                    f"pip install 'flashinfer-jit-cache=={fi.public}+<cuXXX>' "
-                    f"--index-url https://flashinfer.ai/whl/<cuXXX> "
-                    f"(or pip uninstall flashinfer-jit-cache)",
-                )
-            )
-        elif jit.public != fi.public:
-            out.append(
-                Finding(
-                    "warning",
-                    "jit-cache-prefix",
-                    f"flashinfer-jit-cache "
-                    f"{jit.version} passes FlashInfer's prefix check for "
-                    f"{fi.version} but is another release",
-                    "its precompiled kernels are not this release's",
-                    f"pip install 'flashinfer-jit-cache=={fi.public}+<cuXXX>'",
-                )
-            )
-    if bypass:
-        out.append(
-            Finding(
-                "warning",
-                "version-check-disabled",
-                "FLASHINFER_DISABLE_VERSION_CHECK is set",
-                "FlashInfer then loads flashinfer-cubin / flashinfer-jit-cache "
-                "kernels of another release without complaint; stale kernels can "
-                "cause illegal memory accesses (tokenspeed#284)",
-                "unset FLASHINFER_DISABLE_VERSION_CHECK and install matching versions",
-            )
-        )
-    out += check_cubin_dir(fi, cubin, env)
-    return out
-
-
-def _mismatch(
-    code: str, other: Distribution, fi: Distribution, fatal: bool, bypass: bool, fix: str
-) -> Finding:
-    title = f"{other.name} {other.version} does not match flashinfer-python {fi.version}"
-    if fatal and not bypass:
-        return Finding(
-            "error",
-            code,
-            title,
-            f"flashinfer-python {fi.version} raises RuntimeError "
-            f"at import ('{other.name} version ... does not match flashinfer "
-            f"version')",
-            fix,
-        )
-    if fatal:
-        return Finding(
-            "warning",
-            code,
-            title,
-            "the import check is bypassed by "
-            "FLASHINFER_DISABLE_VERSION_CHECK: mismatched kernels will be loaded",
-            fix,
-        )
-    return Finding(
-        "warning",
-        code,
-        title,
-        f"flashinfer-python {fi.version} warns and ignores "
-        f"{other.name} (kernels are downloaded or JIT-built instead)",
-        fix,
-    )
-
-
-def cubin_dir_in_use(
-    fi: Distribution, cubin: Distribution | None, env: dict[str, str]
-) -> tuple[str, str]:
-    """(directory, why) FlashInfer will read cubins from."""
-    pl = place(fi.version)
-    env_dir = env.get("FLASHINFER_CUBIN_DIR")
-    pkg_dir = os.path.join(cubin.location, "flashinfer_cubin", "cubins") if cubin else None
-    base = env.get("FLASHINFER_WORKSPACE_BASE") or os.path.expanduser("~")
-    default = os.path.join(base, ".cache", "flashinfer", "cubins")
-    if env_dir and (pkg_dir is None or at_least(pl, "0.6.16")):
-        why = "FLASHINFER_CUBIN_DIR" + (
-            " (wins over flashinfer-cubin from 0.6.16)" if pkg_dir else ""
-        )
-        return env_dir, why
-    if pkg_dir:
-        why = "flashinfer-cubin package" + (
-            " (wins over FLASHINFER_CUBIN_DIR before 0.6.16)" if env_dir else ""
-        )
-        return pkg_dir, why
-    return default, "default (download on demand)"
-
-
-def count_files(path: str, limit: int = 100_000) -> int:
-    n = 0
-    for _root, _dirs, files in os.walk(path):
-        n += len(files)
-        if n >= limit:
-            break
-    return n
-
-
-def check_cubin_dir(
-    fi: Distribution, cubin: Distribution | None, env: dict[str, str]
-) -> list[Finding]:
-    d, why = cubin_dir_in_use(fi, cubin, env)
-    n = count_files(d) if os.path.isdir(d) else 0
-    sev = "ok" if n else "warning"
-    fix = "" if n else "python -m fi_compat download-cubin (needs network once)"
-    return [
-        Finding(
-            sev,
-            "cubins",
-            f"cubin directory {d}: {n} files",
-            f"chosen by {why}; TRTLLM-gen kernels (SM100 family) load their cubins from here",
-            fix,
-        )
-    ]
 
 
 def _nvcc(env: dict[str, str]) -> str | None:
@@ -253,17 +83,20 @@ def nvcc_version(path: str) -> tuple[int, int] | None:
 def check_toolchain(
     det: Detection, env: dict[str, str], cc: tuple[int, int] | None
 ) -> list[Finding]:
+    """nvcc, the CuTe DSL, the JIT cache.  ``cc=None`` (no GPU, no ``--capability``):
+    nvcc is only described, as nothing is JIT-built on such a host."""
     out: list[Finding] = []
     fi = det.flashinfer
     nvcc = _nvcc(env)
     if nvcc is None:
-        sev = "warning" if det.jit_cache is None else "ok"
+        sev = "warning" if det.jit_cache is None and cc is not None else "ok"
         out.append(
             Finding(
                 sev,
                 "nvcc",
                 "nvcc not found",
-                "kernels that are not precompiled (flashinfer-jit-cache) cannot be JIT-built",
+                "kernels that are not precompiled (flashinfer-jit-cache) cannot be JIT-built"
+                + ("" if cc is not None else " (no GPU here: nothing is built on this host)"),
                 "install the CUDA toolkit or set FLASHINFER_NVCC",
             )
         )
@@ -396,32 +229,95 @@ def check_jit_cache_dir(fi: Distribution | None, env: dict[str, str]) -> Finding
     )
 
 
-def check_known_issues(det: Detection, cc: tuple[int, int] | None) -> list[Finding]:
-    from .device import known_issues
+# features of fi_compat's facades (EntryPoint.feature), used when the call path cannot be
+# loaded to ask it
+_FACADE_FEATURES = ("gdn.prefill", "moe.trtllm", "moe.cutlass", "quantization")
+
+
+def wrapped_features() -> tuple[str, ...]:
+    """The features of the FlashInfer kernels fi_compat's facades wrap."""
+    from .info import chosen_adapters
+
+    try:
+        feats = {a.entry.feature for a in chosen_adapters().values()}
+    except Exception:  # a facade that fails to load must not take the diagnosis down
+        feats = set(_FACADE_FEATURES)
+    return tuple(sorted(feats))
+
+
+def _issue_applies_here(issue: Any, det: Detection) -> bool:
+    """False for a row about a package that is not installed here."""
+    if issue.feature == "jit-cache":  # kernels flashinfer-jit-cache ships
+        return det.jit_cache is not None
+    if issue.id == "cpu-torch-dsl-import-crash":  # the CuTe DSL beside a torch without CUDA
+        from .info import torch_build
+
+        return bool(_dists("nvidia_cutlass_dsl")) and torch_build()["cuda"] is None
+    return True
+
+
+def check_known_issues(
+    det: Detection, cc: tuple[int, int] | None, wrapped: tuple[str, ...] | None = None
+) -> list[Finding]:
+    """Known issues of the installed release for GPU ``cc``.  ``cc=None`` (no GPU and no
+    ``--capability``): no GPU's rows, only import crashes whose condition holds on this host.
+    An error for a confirmed hang / breakage / import failure of a kernel fi_compat wraps
+    (``wrapped``: features, default :func:`wrapped_features`), a warning otherwise."""
+    from ..device import known_issues
 
     fi = det.flashinfer
     if fi is None:
         return []
+    feats = wrapped_features() if wrapped is None else wrapped
     out = []
-    for i in known_issues(release=fi.version, capability=cc if cc else None):
-        here = cc is not None or i.arch == "any"
-        sev = (
-            "error"
-            if (here and i.confirmed and i.kind in ("hang", "broken", "import"))
-            else ("warning")
-        )
-        gpu = "" if here else f" (on {i.arch} GPUs)"
+    rows = (
+        known_issues(release=fi.version, capability=cc) if cc else known_issues(release=fi.version)
+    )
+    skipped = 0
+    for i in rows:
+        if not _issue_applies_here(i, det):
+            continue
+        if cc is None and not (i.kind == "import" and i.id == "cpu-torch-dsl-import-crash"):
+            skipped += 1
+            continue
+        ours = i.feature == "import" or any(i.covers_feature(f) for f in feats)
+        fatal = ours and i.confirmed and i.kind in ("hang", "broken", "import")
         out.append(
             Finding(
-                sev if here else "warning",
+                "error" if fatal else "warning",
                 f"issue:{i.id}",
-                f"known issue{gpu}: {i.summary}",
+                f"known issue: {i.summary}",
                 f"{i.kind}; {i.feature}; releases {i.range}; {i.ref}"
-                + ("" if i.confirmed else "; unconfirmed"),
+                + ("" if i.confirmed else "; unconfirmed")
+                + ("" if ours else "; not a kernel fi_compat wraps"),
                 i.workaround,
             )
         )
+    if skipped:
+        out.append(
+            Finding(
+                "ok",
+                "issues-not-judged",
+                f"no GPU here: {skipped} known issue(s) of flashinfer-python {fi.version} "
+                f"on particular GPUs not judged",
+                "python -m fi_compat info lists them",
+                "python -m fi_compat doctor --capability <major.minor> judges them for a GPU",
+            )
+        )
     return out
+
+
+def check_release(det: Detection) -> list[Finding]:
+    """The selection policy's verdict on the installed release, when it is not plain ok."""
+    from ..policy import version_verdict
+
+    fi = det.flashinfer
+    if fi is None:
+        return []  # check_packaging reports not-installed
+    v = version_verdict(None, fi.version)
+    if v.status == "ok":
+        return []
+    return [Finding("error" if v.status == "error" else "warning", v.code, v.message, "", v.fix)]
 
 
 def run(
@@ -430,37 +326,21 @@ def run(
     timeout: float = 120.0,
     env: dict[str, str] | None = None,
 ) -> list[Finding]:
-    from .device import current_capability, parse_capability
+    from ..device import current_capability, parse_capability
 
     env = dict(os.environ if env is None else env)
     det = detect()
     cc = parse_capability(capability) if capability is not None else current_capability()
     findings = check_packaging(det, env)
+    findings += check_metadata(det)
+    findings += check_release(det)
     findings += check_toolchain(det, env, cc)
     findings += check_known_issues(det, cc)
     if do_probe and det.flashinfer is not None:
-        import fi_compat
+        from .info import chosen_adapters, probe_installation
 
-        from .info import probe_modules
-
-        modules: dict[str, str] = {}  # one probe per FlashInfer module
-        for name, adapter in fi_compat.adapters(load=True).items():
-            if adapter.problem is None:  # not the facades this release predates
-                modules.setdefault(adapter.entry.module, name)
-        for module, r in probe_modules(list(modules), timeout).items():
-            name = modules[module]
-            if r["ok"]:
-                findings.append(Finding("ok", "probe", f"{module} imports ({r.get('seconds')} s)"))
-            else:
-                findings.append(
-                    Finding(
-                        "error",
-                        "probe",
-                        f"import {module} fails",
-                        str(r["error"]),
-                        f"see {name} in python -m fi_compat info",
-                    )
-                )
+        _, probed = probe_installation(det, chosen_adapters(), timeout)
+        findings += probed
     return findings
 
 
@@ -484,17 +364,53 @@ def render(findings: list[Finding], color: bool = False) -> str:
 # -- download-cubin --------------------------------------------------------------------------
 
 
+def _stream(
+    cmd: list[str], env: dict[str, str], timeout: float, echo: Callable[[str], None]
+) -> tuple[int | None, list[str]]:
+    """Run ``cmd``, passing each line of its output (stdout and stderr, ``\r`` progress
+    updates included) to ``echo`` as it comes; (exit status or ``None`` on timeout, lines)."""
+    import threading
+
+    env = dict(env, PYTHONUNBUFFERED="1")  # FlashInfer's prints reach us as they happen
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
+    lines: list[str] = []
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # universal newlines: "\r" ends a line too
+            line = line.rstrip()
+            if line:
+                lines.append(line)
+                echo(line)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        rc: int | None = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        rc = None
+    reader.join()
+    return rc, lines
+
+
 def download_cubin(
     dry_run: bool = False,
     dest: str | None = None,
     timeout: float = 1800.0,
     env: dict[str, str] | None = None,
+    echo: Callable[[str], None] | None = None,
 ) -> tuple[int, str]:
     """Run FlashInfer's own ``download-cubin`` (0.3.1+) and check that cubins arrived.
 
-    FlashInfer's command prints "Cubin download failed" and still exits 0 when nothing
-    could be fetched; this one exits 1 unless the cubin directory holds files afterwards.
-    Returns (exit status, message).
+    FlashInfer's output is passed line by line to ``echo`` (default: printed to stderr
+    with a ``flashinfer:`` prefix) while it runs.  FlashInfer's command prints "Cubin
+    download failed" and still exits 0 when nothing could be fetched; this one exits 1
+    unless the cubin directory holds more ``.cubin`` files afterwards or already held them.
+    Returns (exit status, a one-line summary).
     """
     env = dict(os.environ if env is None else env)
     fi = detect().flashinfer
@@ -512,25 +428,32 @@ def download_cubin(
     repo = env.get("FLASHINFER_CUBINS_REPOSITORY", DEFAULT_CUBIN_REPO)
     plan = (
         f"would run: {' '.join(cmd)}\n  flashinfer-python {fi.version}\n  into {target} "
-        f"({why})\n  from {repo}"
+        f"({why})\n  from {repo}\n  timeout {timeout:.0f} s"
     )
     if dry_run:
         return 0, plan
-    before = count_files(target) if os.path.isdir(target) else 0
-    try:
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return 1, f"download-cubin did not finish within {timeout:.0f} s"
-    after = count_files(target) if os.path.isdir(target) else 0
-    said = (r.stdout + r.stderr).strip()
-    failed = r.returncode != 0 or "failed" in said.lower() or after == 0
-    if failed:
+    if echo is None:
+
+        def echo(line: str) -> None:
+            print(f"flashinfer: {line}", file=sys.stderr, flush=True)
+
+    before = count_cubins(target) if os.path.isdir(target) else 0
+    rc, lines = _stream(cmd, env, timeout, echo)
+    after = count_cubins(target) if os.path.isdir(target) else 0
+    said_failed = any("failed" in line.lower() for line in lines)
+    if rc is None:
         return 1, (
-            f"download-cubin fetched nothing usable: exit {r.returncode}, {after} files "
-            f"in {target} (before: {before}).\nFlashInfer said: {said[-800:]}\nCheck "
-            f"network access to {repo} (FLASHINFER_CUBINS_REPOSITORY)."
+            f"download-cubin failed: it did not finish within {timeout:.0f} s (--timeout); "
+            f"{after} cubins in {target} (before: {before})"
         )
-    return 0, f"{after} cubin files in {target} (was {before})"
+    if rc != 0 or said_failed or after == 0:
+        why_failed = f"exit {rc}" if rc else "FlashInfer reported a failure above"
+        return 1, (
+            f"download-cubin failed: fetched nothing usable ({why_failed}); {after} cubins in "
+            f"{target} (before: {before}). Check network access to {repo} "
+            f"(FLASHINFER_CUBINS_REPOSITORY)."
+        )
+    return 0, f"{after} cubins in {target} (was {before})"
 
 
 def main_doctor(args: Any) -> int:
@@ -556,6 +479,6 @@ def main_doctor(args: Any) -> int:
 
 
 def main_download(args: Any) -> int:
-    rc, msg = download_cubin(dry_run=args.dry_run, dest=args.dest)
+    rc, msg = download_cubin(dry_run=args.dry_run, dest=args.dest, timeout=args.timeout)
     print(msg, file=sys.stderr if rc else sys.stdout)
     return rc

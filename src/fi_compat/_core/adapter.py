@@ -1,0 +1,447 @@
+"""The adapter of one entry point for the detected release, and :meth:`Adapter.translate`.
+
+``translate`` is the one mapping from stable arguments to the installed release's call,
+shared by every path (functions, methods, "written for release X"); the generated fast
+path (:mod:`fi_compat._core.codegen`) is a specialisation of it for conforming calls and
+falls back to it for everything else.  In order, ``translate``:
+
+1. checks every argument against its stable kind (scalars, enums, literal values,
+   tensors): a wrong type is an ``InvalidArgumentError`` and ``None`` for a required
+   argument a ``MissingArgumentError`` -- the same on every release;
+2. runs the metadata checks and the per-release normalisers;
+3. applies the parameter policy: drop at the default / a neutral value / a hint,
+   emulate, or raise ``UnsupportedParameterError`` naming the first release that can;
+4. translates enum members, casts index tensors to the release's native dtype, maps
+   stable names to the release's names, and returns the keyword arguments plus the
+   emulations' post-steps.
+"""
+
+from __future__ import annotations
+
+import _thread
+
+from .. import errors
+from ..registry import NEWEST, at_least
+from . import enumtrans, resolve
+from .table import OMIT, REQUIRED, SIMPLE, is_default
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from ..detection import Distribution
+    from ..registry import Placement, VersionRange
+    from .table import Emulation, EntryPoint, Param
+
+NO_RECEIVER: Any = object()
+_warned: set[tuple[str, str]] = set()
+
+
+def _warn_once(key: tuple[str, str], message: str) -> None:
+    if key in _warned:
+        return
+    _warned.add(key)
+    import warnings
+
+    warnings.warn(message, errors.UntestedFlashInferVersionWarning, stacklevel=4)
+
+
+def short(val: object) -> str:
+    """A value for an error message: tensors by shape and dtype, others by repr."""
+    shape = getattr(val, "shape", None)
+    if shape is not None:
+        return f"<{type(val).__name__} {tuple(shape)} {getattr(val, 'dtype', '?')}>"
+    text = repr(val)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def is_integer_dtype(dt: Any) -> bool:
+    return not dt.is_floating_point and not dt.is_complex and str(dt) != "torch.bool"
+
+
+class Adapter:
+    """One entry point on one release: what is forwarded, dropped, emulated, cast."""
+
+    newest = NEWEST
+    own_version = resolve.own_version()
+
+    def __init__(
+        self,
+        entry: EntryPoint,
+        dist: Distribution | None,
+        placement: Placement | None,
+        range: VersionRange | None = None,
+        problem: str | None = None,
+    ) -> None:
+        self.entry = entry
+        self.dist = dist
+        self.placement = placement
+        self.range = range
+        self.problem = problem
+        self.release = dist.version if dist else None
+        self._lock = _thread.allocate_lock()
+        self._target: Callable[..., Any] | None = None
+        self.ns: dict[str, Any] = {}  # globals of the generated function
+        self._prepared = False
+        self._tensor: type = type(None)  # torch.Tensor once prepared
+        self.present: tuple[str, ...] = ()
+        self.absent: tuple[str, ...] = ()
+        self.native_dtypes: dict[str, str] = {}
+        self.maybe_emulated: tuple[str, ...] = ()
+        self.restricted: tuple[str, ...] = ()
+        self.spelling: dict[str, str] = {}  # stable name -> the release's name
+        self.enums: dict[str, tuple[str, str]] = {}  # name -> (stable, release) enum class
+        self.normalizers: list[tuple[tuple[str, ...], tuple[str, ...], Callable[..., Any]]] = []
+        self.source = ""  # the generated code (fi_compat.explain)
+        self.codes: dict[bool, Any] = {}  # {checks on: code object} (set_validation)
+        self.function: Any = None
+        if placement is None or problem is not None:
+            return
+        ps = entry.params.values()
+        self.present = tuple(p.name for p in ps if p.present_in(placement))
+        self.absent = tuple(p.name for p in ps if not p.present_in(placement))
+        self.native_dtypes = {
+            p.name: dt for p in ps if p.name in self.present and (dt := p.native_dtype(placement))
+        }
+        self.maybe_emulated = tuple(
+            n for e in entry.emulations.values() if e.may_apply(placement) for n in e.params
+        )
+        # present, but some values need a newer release: the fast path needs the default
+        self.restricted = tuple(
+            p.name
+            for p in ps
+            if p.name in self.present
+            and any(not at_least(placement, s) for s in p.value_since.values())
+        )
+        for n in self.present:
+            p = entry.params[n]
+            rname, renum = p.spelling(placement)
+            self.spelling[n] = rname
+            if p.enum is not None and renum is not None:
+                self.enums[n] = (p.enum, renum)
+        for nm in entry.normalizers:
+            fn = nm.build(self)
+            if fn is not None:
+                self.normalizers.append((nm.args, nm.out, fn))
+        from ..registry import STRICT_ENV, strict
+
+        if placement.kind == "newer" and not strict():
+            _warn_once(
+                (entry.name, "newer"),
+                f"flashinfer-python {self.release} is newer than the newest release "
+                f"fi_compat {self.own_version} knows ({NEWEST}); {entry.dotted} uses the "
+                f"{NEWEST} adapter. Set {STRICT_ENV}=1 to make this an error.",
+            )
+        elif placement.kind in ("prerelease", "between"):
+            _warn_once(
+                (entry.name, placement.kind),
+                f"flashinfer-python {self.release} is not a release fi_compat has tested; "
+                f"{entry.dotted} treats it as {placement.treated_as}.",
+            )
+
+    def build(self, stub: Any) -> Any:
+        """The facade function for this release, generated from ``stub``."""
+        from .codegen import build
+
+        fn = build(self, stub)
+        e = self.entry
+        fn.__doc__ = stub.__doc__
+        fn.__annotations__ = stub.__annotations__
+        fn.__module__ = e.facade
+        fn.__qualname__ = stub.__qualname__.replace("._", ".").lstrip("_")
+        fn.__wrapped__ = stub  # inspect.signature() shows the stable signature
+        fn.adapter = self  # introspection: <facade>.adapter.describe() / .source / .plan()
+        fn.raw = self.resolve  # the raw FlashInfer function: <facade>.raw()
+        self.function = fn
+        return fn
+
+    # -- description ---------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """What was chosen and why (used by ``python -m fi_compat info``)."""
+        pl = self.placement
+        return {
+            "entry_point": self.entry.dotted,
+            "flashinfer_function": self.entry.qualname,
+            "installed": self.release,
+            "placement": pl.kind if pl else None,
+            "treated_as": pl.treated_as if pl else None,
+            "adapter_range": str(self.range) if self.range else None,
+            "problem": self.problem,
+            "forwarded": list(self.present),
+            "absent_in_release": list(self.absent),
+            "native_dtypes": dict(self.native_dtypes),
+            "renamed": {n: r for n, r in self.spelling.items() if n != r},
+            "enums": {n: f"{a}->{b}" for n, (a, b) in self.enums.items()},
+            "resolved": self._target is not None,
+        }
+
+    def problem_error(self) -> Exception | None:
+        return resolve.problem_error(self)
+
+    # -- resolution ------------------------------------------------------------------
+    def resolve(self) -> Callable[..., Any]:
+        """Import FlashInfer's function once (thread-safe) and return it, raw."""
+        target = self._target
+        if target is not None:
+            return target
+        with self._lock:
+            if self._target is None:
+                err = resolve.problem_error(self)
+                if err is not None:
+                    raise err
+                self._publish(resolve.import_target(self), live=True)
+        assert self._target is not None
+        return self._target
+
+    def _publish(self, fn: Callable[..., Any] | None, live: bool = False) -> None:
+        """Point the facade at ``fn`` (tests put a spy here); ``None`` re-arms resolution.
+
+        Everything the fast path reads is in place before ``fn`` is visible to other
+        threads: the enum tables first, then the generated function's target, then
+        ``_target`` (which ``resolve`` and the general path test).  ``live``: ``fn`` is
+        FlashInfer's own function, so enum values are the release's own members."""
+        if fn is None:
+            self._target = None
+        if self.ns:
+            for n in self.enums:
+                self.ns["_E_" + n] = enumtrans.table(self, n, live) if fn is not None else {}
+            self.ns["_fn"] = fn if fn is not None else self._trampoline
+        self._target = fn
+
+    _set_target = _publish  # the name tests use to install a spy
+
+    def _trampoline(self, *args: Any, **kw: Any) -> Any:
+        return self.resolve()(*args, **kw)
+
+    # -- per-call helpers (cold) ----------------------------------------------------------
+    def prepare(self) -> None:
+        """First call: bind torch dtypes into the generated function's globals."""
+        import torch
+
+        if self.entry.prepare is not None:
+            self.entry.prepare()
+        ns = self.ns
+        for n, dt in self.native_dtypes.items():
+            ns["_dt_" + n] = getattr(torch, dt)
+        ns["_T"] = self._tensor = torch.Tensor
+        if self.entry.validate is not None:
+            ns["_validate"] = self.entry.validate
+        self._prepared = True
+
+    def cold_validate(self, *args: Any) -> Any:
+        """The first call's checks: the selection policy's verdict (strict mode, a
+        release below the floor) comes before any argument check."""
+        err = resolve.problem_error(self)
+        if err is not None:
+            raise err
+        self.prepare()
+        assert self.entry.validate is not None
+        return self.entry.validate(*args)
+
+    def check_device(self, index: int, kw: dict[str, Any] | None = None) -> None:
+        """Refuse a device the release cannot serve (once per device, then cached in
+        ``_DEV``): not CUDA at all, or a GPU whose architecture the release lacks."""
+        from .. import _device
+
+        e = self.entry
+        first = e.validate_args[0]
+        if index < 0:
+            if _device.cpu_allowed():
+                self.ns["_DEV"] = self.ns["_DEV"] | {index}
+                return
+            where = "cpu or meta" if kw is None else str(getattr(kw.get(first), "device", "?"))
+            raise errors.UnsupportedDeviceError(
+                f"{e.dotted}: {first} is on {where}; {e.qualname} runs on CUDA devices only. "
+                f"Fix: move the tensors to a CUDA device (all on one device)."
+            )
+        assert e.devices is not None and self.placement is not None
+        import torch
+
+        cc = _device.capability(torch.device("cuda", index))
+        why = e.devices(self.placement, cc) if cc is not None else None
+        if why is not None:
+            raise errors.UnsupportedDeviceError(
+                f"{e.dotted}: cuda:{index} is SM{cc[0]}{cc[1]}, and {why} (installed "  # type: ignore[index]
+                f"flashinfer-python {self.release}). Nothing was launched."
+            )
+        self.ns["_DEV"] = self.ns["_DEV"] | {index}
+
+    def cast(self, name: str, t: Any) -> Any:
+        """An index tensor in the release's native dtype (a copy, as the release's own
+        code would make); integers only."""
+        if not self._prepared:
+            self.prepare()
+        if t is None:  # the inline cast of a required index tensor (checks off)
+            raise errors.MissingArgumentError(f"{self.entry.dotted}: {name} is required")
+        if not isinstance(t, self._tensor):
+            raise errors.InvalidArgumentError(
+                f"{self.entry.dotted}: {name} must be an integer torch.Tensor, got {short(t)}"
+            )
+        if not is_integer_dtype(t.dtype):
+            raise errors.InvalidArgumentError(
+                f"{self.entry.dotted}: {name} must have an integer dtype, got {t.dtype}"
+            )
+        target = self.ns["_dt_" + name]
+        return t if t.dtype is target else t.to(target)
+
+    def unsupported(
+        self, p: Param, val: object, minimum: str, value: bool = False
+    ) -> errors.UnsupportedParameterError:
+        shown = short(val)
+        what = f"{p.name}={shown}" if value or p.enum or type(val) in SIMPLE else p.name
+        default = "" if value else f", or leave {p.name} at its default ({p.default!r})"
+        why = f" ({p.note})" if p.note else ""
+        return errors.UnsupportedParameterError(
+            f"{self.entry.dotted}({what}) needs flashinfer-python>={minimum}{why}; installed: "
+            f"{self.release}, which {'does not accept that value' if value else 'lacks it'} and "
+            f"fi_compat cannot emulate it. Fix: pip install 'flashinfer-python>={minimum}'"
+            f"{default}.",
+            parameter=p.name,
+            installed=str(self.release),
+            minimum=minimum,
+        )
+
+    def stable_member(self, name: str, value: object) -> Any:
+        """``value`` as the fi_compat member of enum parameter ``name`` (typed error if
+        it names none; :func:`fi_compat._core.enumtrans.stable_member`)."""
+        return enumtrans.stable_member(self, name, value)
+
+    def check_kinds(self, kw: dict[str, Any]) -> None:
+        """Every argument against its stable kind; the same error on every release."""
+        tensor = self._tensor
+        for name, p in self.entry.params.items():
+            k = p.kind
+            if k is None or k.enum is not None:
+                continue
+            val = kw[name]
+            if val is p.default or val is OMIT or k.accepts(val, tensor):
+                continue
+            where = f"{self.entry.dotted}"
+            if val is None:
+                raise errors.MissingArgumentError(
+                    f"{where}: {name} is required (it takes {k.describe()}), got None"
+                )
+            if k.literals and type(val) is str:
+                raise errors.InvalidArgumentError(
+                    f"{where}: {name}={val!r} is not a valid value; valid: {k.describe()}"
+                )
+            hint = (
+                ""
+                if p.keyword_only
+                else " (a positional call written for another FlashInfer release? "
+                "fi_compat.written_for(release) binds positional arguments by that "
+                "release's order)"
+            )
+            raise errors.InvalidArgumentError(
+                f"{where}: {name} must be {k.describe()}, got {short(val)}{hint}"
+            )
+
+    # -- the general path -------------------------------------------------------------
+    def translate(
+        self, kw: dict[str, Any], extra: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[tuple[Emulation, object]]]:
+        """Stable arguments -> (keyword arguments of the release's call, post-steps)."""
+        err = resolve.problem_error(self)
+        if err is not None:
+            raise err
+        if not self._prepared:
+            self.prepare()
+        e = self.entry
+        self.check_kinds(kw)
+        if e.validate is not None:
+            dev = e.validate(*(kw[n] for n in e.validate_args))
+            if e.devices is not None and dev not in self.ns["_DEV"]:
+                self.check_device(dev, kw)
+        for args, outs, fn in self.normalizers:
+            kw.update(zip(outs, fn(*(kw[n] for n in args)), strict=True))
+        active = [em for em in e.emulations.values() if em.needed(self, kw)]
+        served = {n for em in active for n in em.params}
+        pl = self.placement
+        assert pl is not None
+        for name in self.absent:
+            p = e.params[name]
+            val = kw[name]
+            if name in served:
+                continue
+            if p.enum is not None and not p.own and val is not None:
+                val = enumtrans.stable_member(self, name, val)
+            if is_default(val, p.default) or p.hint or any(is_default(val, x) for x in p.neutral):
+                continue
+            need = p.value_since.get(val) if type(val) in SIMPLE else None
+            raise self.unsupported(p, val, need or p.first_release_after(pl) or e.since)
+        for name in self.present:
+            p = e.params[name]
+            if p.value_since and type(kw[name]) in SIMPLE:
+                need = p.value_since.get(kw[name])
+                if need is not None and not at_least(pl, need):
+                    raise self.unsupported(p, kw[name], need, value=True)
+        states = [(em, em.before(self, kw)) for em in active]
+        call = {n: kw[n] for n in self.present if kw[n] is not OMIT}
+        for n in self.enums:
+            v = call.get(n)
+            p = e.params[n]
+            if v is not None or not (p.default is None or (p.kind and p.kind.nullable)):
+                call[n] = enumtrans.release_value(self, n, v)
+        ns = self.ns
+        for name in self.native_dtypes:
+            t = call[name]
+            if t is not None and t.dtype is not ns["_dt_" + name]:
+                call[name] = self.cast(name, t)
+        spelling = self.spelling
+        call = {spelling[n]: v for n, v in call.items()}
+        if extra:
+            call.update(extra)
+        return call, states
+
+    def call_general(
+        self,
+        kw: dict[str, Any],
+        extra: dict[str, Any],
+        args: tuple[Any, ...] = (),
+        receiver: Any = NO_RECEIVER,
+    ) -> Any:
+        """The general path: :meth:`translate`, the call, the emulations' post-steps."""
+        if args:
+            raise self.too_many_positional(args)
+        if self._target is None:
+            self.resolve()  # the enum tables and the imported-release check come with it
+        call, states = self.translate(kw, extra)
+        fn = self.ns["_fn"]
+        result = fn(**call) if receiver is NO_RECEIVER else fn(receiver, **call)
+        for em, st in reversed(states):
+            result = em.after(self, kw, result, st)
+        return result
+
+    def too_many_positional(self, args: tuple[Any, ...]) -> errors.PositionalMismatchError:
+        e = self.entry
+        n = len([p for p in e.params.values() if not p.keyword_only])
+        return errors.PositionalMismatchError(
+            f"{e.dotted} takes at most {n} positional arguments (its frozen order is "
+            f"flashinfer-python {NEWEST}'s); {n + len(args)} were given. Code written "
+            f"positionally against another release: fi_compat.written_for('<release>')."
+            f"{e.facade.removeprefix('fi_compat.')}.{e.name}(...) binds by that release's "
+            f"order; or pass the arguments by keyword."
+        )
+
+    def plan(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """What a call with these arguments would send to FlashInfer, without calling it:
+        ``{"function", "kwargs", "emulations"}`` (emulations' pre-steps run)."""
+        e = self.entry
+        names = [n for n in e.order if not e.params[n].keyword_only]
+        if len(args) > len(names):
+            raise self.too_many_positional(args[len(names) :])
+        kw = {n: e.params[n].default for n in e.order}
+        kw.update(zip(names, args, strict=False))
+        extra = {k: v for k, v in kwargs.items() if k not in kw}
+        kw.update({k: v for k, v in kwargs.items() if k in kw})
+        missing = [n for n, v in kw.items() if v is REQUIRED]
+        if missing:
+            raise errors.MissingArgumentError(f"{e.dotted}: missing {', '.join(missing)}")
+        call, states = self.translate(kw, extra)
+        return {
+            "function": e.qualname,
+            "release": self.release,
+            "kwargs": call,
+            "emulations": [em.name for em, _ in states],
+        }

@@ -1,0 +1,206 @@
+"""The generated fast path: the facade function itself, specialised for one release.
+
+An extra Python call with ~30 arguments costs more than the whole per-call budget, so
+the adapter does not run as a method per call: this module emits the facade function,
+with the stub's exact signature, as Python source.  For a conforming call (every
+parameter the release lacks or restricts at its default, index tensors already in the
+native dtype, known keywords only) it runs the metadata checks, the release's
+normalisers and one call to FlashInfer by keyword; everything else goes to
+:meth:`Adapter.call_general` (the shared :meth:`Adapter.translate`).
+
+Defaults are detected by identity, or for builtin scalar defaults by ``type(x) is int
+and x == d``: a user object's ``__eq__`` is never called and a tensor is never
+compared.  Two variants are compiled, with and without the metadata checks
+(:func:`fi_compat.set_validation` swaps ``__code__``).  The source is served to
+:mod:`linecache` through the PEP 302 ``__loader__.get_source`` of the function's
+globals (linecache's lazy path, so nothing is imported here), so a traceback through a
+facade shows the line; it is also ``<facade>.adapter.source`` (:func:`fi_compat.explain`).
+"""
+
+from __future__ import annotations
+
+from .table import OMIT, REQUIRED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FunctionType
+    from typing import Any
+
+    from .adapter import Adapter
+    from .table import Kind
+
+NOTYET: Any = type("NotYet", (), {"__repr__": lambda self: "<bound at the first call>"})()
+
+
+class _Source:
+    """``__loader__`` of a generated function's globals: its source for linecache (the
+    variant currently installed, with or without the checks)."""
+
+    def __init__(self, adapter: Adapter, sources: dict[bool, str]) -> None:
+        self.adapter = adapter
+        self.sources = sources
+
+    def get_source(self, name: str) -> str:
+        fn = self.adapter.function
+        on = fn is None or fn.__code__ is self.adapter.codes.get(True)
+        return self.sources[on]
+_FLOAT = frozenset((float, int))
+
+
+def _default_test(n: str, default: object) -> str:
+    """A test that ``n`` is still its default, by identity or builtin-scalar value."""
+    if type(default) in (int, float, str):
+        return f"({n} is _d_{n} or (type({n}) is {type(default).__name__} and {n} == _d_{n}))"
+    return f"{n} is _d_{n}"
+
+
+def _kind_test(n: str, k: Kind | None, ns: dict[str, Any]) -> str | None:
+    """A cheap test that ``n`` has its stable kind (None: not checkable cheaply here)."""
+    if k is None or k.enum is not None:
+        return None
+    parts = []
+    types = set(k.types)
+    if type(None) in types:
+        parts.append(f"{n} is None")
+    if bool in types:
+        parts.append(f"{n} is True or {n} is False")
+    if float in types:
+        ns["_FLOAT"] = _FLOAT
+        parts.append(f"type({n}) in _FLOAT")
+    elif int in types:
+        parts.append(f"type({n}) is int")
+    if str in types:
+        parts.append(f"type({n}) is str")
+    elif k.literals:
+        ns["_L_" + n] = frozenset(k.literals)
+        parts.append(f"(type({n}) is str and {n} in _L_{n})")
+    if k.tensor:
+        parts.append(f"type({n}) is _T")
+    return f"({' or '.join(parts)})" if parts else None
+
+
+def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
+    """Generate the facade function with ``stub``'s signature, bound to ``adapter``."""
+    e = adapter.entry
+    e.bind_stub(stub)
+    ns = adapter.ns
+    ns.update({"_adapter": adapter, "_fn": adapter._trampoline, "_T": NOTYET})
+    for n in adapter.enums:
+        ns["_E_" + n] = {}  # filled when the target is published (first call)
+    recv = e.receiver
+    sig: list[str] = [recv] if recv else []
+    code = stub.__code__
+    star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount] if e.varargs else "_args"
+    star_done = False
+    for n in e.order:
+        p = e.params[n]
+        if p.keyword_only and not star_done:
+            sig.append(f"*{star}")
+            star_done = True
+        if p.default is REQUIRED:
+            sig.append(n)
+        else:
+            ns["_d_" + n] = p.default
+            sig.append(f"{n}=_d_{n}")
+    if not star_done:
+        sig.append(f"*{star}")
+    sig.append("**kwargs")
+    all_kw = ", ".join(f"{n!r}: {n}" for n in e.order)
+    tail_args = f", {star}" + (f", {recv}" if recv else "")
+    general = f"return _adapter.call_general({{{all_kw}}}, kwargs{tail_args})"
+    lead = f"{recv}, " if recv else ""
+    omit = {n for n in adapter.present if e.params[n].default is OMIT}
+    slow = {*adapter.absent, *adapter.maybe_emulated, *adapter.restricted, *omit}
+    guarded = [n for n in e.order if n in slow]
+    # parameters added after the entry's first release that this release has: left at
+    # their default (the release's default too, checked per release by the snapshot
+    # tests) they are omitted, keeping the common call as cheap as on the oldest
+    # release (each extra keyword costs ~40 ns)
+    tail = [
+        n
+        for n in adapter.present
+        if e.params[n].since is not None and n not in slow and not e.params[n].explicit
+    ]
+    for n in adapter.native_dtypes:
+        ns["_dt_" + n] = NOTYET  # the torch dtype, bound on the first call
+    for i, (_args, _outs, fn) in enumerate(adapter.normalizers):
+        ns[f"_N{i}"] = fn
+    if e.validate is not None:
+        ns["_validate"] = adapter.cold_validate
+    ns["_DEV"] = frozenset()  # CUDA device indices this release was found to serve
+    # forwarded scalars of a checkable kind (tensors are the metadata checks' business)
+    checked = [
+        t
+        for n in adapter.present
+        if n not in slow and n not in tail and n not in e.validate_args
+        and n not in adapter.native_dtypes
+        and (k := e.params[n].kind) is not None and not k.tensor
+        and (t := _kind_test(n, k, ns))
+    ]
+    tail_checked = [t for n in tail if (t := _kind_test(n, e.params[n].kind, ns))]
+
+    def lines(validated: bool) -> list[str]:
+        if adapter.problem is not None:
+            return [f"    {general}"]
+        body = []
+        if validated and e.validate is not None:
+            call = f"_validate({', '.join(e.validate_args)})"
+            if e.devices is not None:
+                body.append(f"    _dev = {call}")
+                body.append("    if _dev not in _DEV:")
+                body.append("        _adapter.check_device(_dev)")
+            else:
+                body.append(f"    {call}")
+        for i, (args, outs, _fn) in enumerate(adapter.normalizers):
+            body.append(f"    {', '.join(outs)}, = _N{i}({', '.join(args)})")
+        conds = ["not kwargs", f"not {star}"]
+        for n in adapter.native_dtypes:
+            if n in e.validate_args:  # checked to be an integer tensor: cast inline
+                body.append(f"    if {n} is None or {n}.dtype is not _dt_{n}:")
+                body.append(f"        {n} = _adapter.cast({n!r}, {n})")
+            else:
+                conds.append(f"({n} is None or {n}.dtype is _dt_{n})")
+        if validated:
+            conds += checked
+        body.append(f"    if {' and '.join(conds)}:")
+        if adapter.enums:  # by member identity: one dict probe each; else -> general
+            body.append("        try:")
+            body += [f"            _t_{n} = _E_{n}[{n}]" for n in adapter.enums]
+            body.append("        except (KeyError, TypeError):")
+            body.append(f"            {general}")
+        fwd0 = [n for n in adapter.present if n not in tail and n not in omit]
+        tiers = [(guarded + tail, fwd0, [])]
+        if tail:
+            fwd1 = [n for n in adapter.present if n not in omit]
+            tiers.append((guarded, fwd1, tail_checked if validated else []))
+        for names, fwd, extra in tiers:
+            args = ", ".join(
+                f"{adapter.spelling[n]}={'_t_' if n in adapter.enums else ''}{n}" for n in fwd
+            )
+            tests = [_default_test(n, e.params[n].default) for n in e.order if n in names]
+            tests += extra
+            if tests:
+                body.append(f"        if {' and '.join(tests)}:")
+                body.append(f"            return _fn({lead}{args})")
+            else:
+                body.append(f"        return _fn({lead}{args})")
+        body.append(f"    {general}")
+        return body
+
+    head_line = f"def {e.name}({', '.join(sig)}):\n"
+    label = f"{e.dotted} [{adapter.range or adapter.problem}]"
+    codes, sources = {}, {}
+    for validated in (True, False):
+        src = sources[validated] = head_line + "\n".join(lines(validated)) + "\n"
+        filename = f"fi_compat-generated {label}{'' if validated else ' checks off'}"
+        scope: dict[str, Any] = ns if validated else dict(ns)
+        exec(compile(src, filename, "exec"), scope)
+        codes[validated] = scope[e.name].__code__
+    adapter.source = sources[True]
+    ns["__name__"] = e.dotted  # linecache asks the loader for this module's source
+    ns["__loader__"] = _Source(adapter, sources)
+    fn = ns[e.name]
+    adapter.codes = codes
+    return fn  # type: ignore[no-any-return]
+

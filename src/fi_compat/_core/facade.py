@@ -1,0 +1,141 @@
+"""Facade construction (eager and lazy), the validation switch, and introspection.
+
+``make_facade(stub, entry)`` selects the adapter for the detected release and returns
+the generated function; ``lazy_facades(globals(), table)`` does it on first attribute
+access (PEP 562) for modules with many entry points.  Every facade built in the process
+is recorded, for ``fi_compat.adapters()``, ``set_validation`` and ``explain``.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+
+from ..detection import detect
+from .table import wrap
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, ParamSpec, TypeVar
+
+    from .adapter import Adapter
+    from .table import EntryPoint
+
+    _P = ParamSpec("_P")
+    _R = TypeVar("_R")
+
+# fi_compat.set_validation(); FI_COMPAT_VALIDATE=0 starts with the checks off
+_validation = [
+    os.environ.get("FI_COMPAT_VALIDATE", "1").strip().lower() not in ("0", "false", "no", "off")
+]
+# every facade built in this process: dotted name -> (adapter, function)
+_BUILT: dict[str, tuple[Adapter, Any]] = {}
+# facade modules with lazily built functions: module name -> build them all
+_BUILDERS: dict[str, Callable[[], None]] = {}
+
+
+def fill_docs(stub: Any, entry: EntryPoint, docs: Mapping[str, str] | None) -> None:
+    """Fill ``{name}`` parts of the stub's docstring: shared ``docs`` and, from the
+    table, ``{release_notes}`` and ``{positional}``."""
+    doc = stub.__doc__
+    if not doc:
+        return
+    for key, text in (docs or {}).items():
+        doc = doc.replace("{" + key + "}", text)
+    if "{release_notes}" in doc:
+        doc = doc.replace("{release_notes}", entry.release_notes().lstrip())
+    if "{positional}" in doc:
+        first = entry.positional_from
+        pos = "\n".join(
+            wrap(
+                f"Positional calls written against flashinfer-python {first} or later mean "
+                f"the same here; code written positionally against an older release binds "
+                f"through ``fi_compat.written_for(release)`` or names its arguments."
+            )
+        ).lstrip()
+        doc = doc.replace("{positional}", pos)
+    stub.__doc__ = doc
+
+
+def make_facade(
+    stub: Callable[_P, _R], entry: EntryPoint, docs: Mapping[str, str] | None = None
+) -> Callable[_P, _R]:
+    """Build the facade function for ``entry`` against the detected FlashInfer release."""
+    entry.bind_stub(stub)  # type: ignore[arg-type]
+    fill_docs(stub, entry, docs)
+    adapter = entry.select(detect().flashinfer)
+    fn = adapter.build(stub)
+    if not _validation[0]:
+        fn.__code__ = adapter.codes[False]
+    _BUILT[entry.dotted] = (adapter, fn)
+    return fn  # type: ignore[no-any-return]
+
+
+def lazy_facades(
+    ns: dict[str, Any],
+    table: Mapping[str, tuple[Callable[..., Any], EntryPoint]],
+    docs: Mapping[str, str] | None = None,
+) -> None:
+    """Build the facade functions of module namespace ``ns`` on first access.
+
+    ``table``: {public name: (stub, entry)}.  Installs the module's ``__getattr__``
+    (PEP 562), so importing a facade module with many entry points costs only its
+    stubs; each function is generated (and its adapter chosen) when first looked up,
+    then lives in the module's globals."""
+    lock = _thread.allocate_lock()
+    for stub, entry in table.values():  # the tables know their signature from import on
+        entry.bind_stub(stub)  # type: ignore[arg-type]
+
+    def build(name: str) -> Any:
+        with lock:
+            if name not in ns:
+                stub, entry = table[name]
+                ns[name] = make_facade(stub, entry, docs)
+        return ns[name]
+
+    def __getattr__(name: str) -> Any:
+        if name in table:
+            return build(name)
+        raise AttributeError(f"module {ns['__name__']!r} has no attribute {name!r}")
+
+    def build_all() -> None:
+        for name in table:
+            build(name)
+
+    ns["__getattr__"] = __getattr__
+    ns["__dir__"] = lambda: sorted({*ns, *table})
+    _BUILDERS[ns["__name__"]] = build_all
+
+
+def set_validation(enabled: bool) -> None:
+    """Turn the metadata checks of every facade on or off (default on).
+
+    Off, a call skips the shape/rank/dtype/device and scalar-kind checks of the fast
+    path (saving their cost) and bad input reaches FlashInfer, which reports it in its
+    own way, or not at all.  Parameter policies (drop / emulate /
+    UnsupportedParameterError), dtype normalisation and the general path's checks stay
+    on.  Applies to facades built later too."""
+    _validation[0] = bool(enabled)
+    for adapter, fn in _BUILT.values():
+        fn.__code__ = adapter.codes[bool(enabled)]
+
+
+def adapters(build: bool = True) -> dict[str, Adapter]:
+    """The adapters of every facade function of the imported facade modules, keyed by
+    dotted name (``build=False``: only those built so far)."""
+    if build:
+        for build_all in list(_BUILDERS.values()):
+            build_all()
+    return {k: a for k, (a, _) in _BUILT.items()}
+
+
+def explain(facade: Any) -> str:
+    """What ``facade`` runs on the installed release: the adapter's choice and the
+    generated code (the same text a traceback through it shows)."""
+    adapter = getattr(facade, "adapter", None)
+    if adapter is None:
+        raise TypeError(f"{facade!r} is not a fi_compat facade")
+    d = adapter.describe()
+    head = [f"# {k}: {v}" for k, v in d.items() if v not in (None, [], {})]
+    return "\n".join(head) + "\n" + adapter.source

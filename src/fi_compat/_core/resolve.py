@@ -1,0 +1,164 @@
+"""Resolution: import FlashInfer's function once and explain every way that can fail.
+
+* nothing installed, a release below the entry point's floor, or (strict mode) newer
+  than fi_compat knows: the selection policy's error (:mod:`fi_compat.registry`);
+* the module cannot be imported: a missing optional package (named, with the extra
+  that installs it), an incomplete installation, or an exception at import explained by
+  the packaging check (a cubin / jit-cache mismatch, :mod:`fi_compat.installation`) or
+  by a known issue of this release (:mod:`fi_compat._issues`);
+* the imported ``flashinfer`` package is not the release the metadata named (a stale
+  dist-info, a source checkout ahead on ``sys.path``): ``FlashInferVersionMismatchError``
+  naming both, unless ``FI_COMPAT_VERSION_SOURCE=package`` made detection trust the
+  package's own version file in the first place.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import errors
+from ..registry import NEWEST, STRICT_ENV, strict
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from .adapter import Adapter
+
+MODULE_PACKAGES = {
+    "cutlass": "nvidia-cutlass-dsl",
+    "cuda": "cuda-python",
+    "tvm_ffi": "apache-tvm-ffi",
+    "pynvml": "nvidia-ml-py",
+    "cudnn": "nvidia-cudnn-frontend",
+    "cuda_tile": "cuda-tile",
+    "nccl4py": "nccl4py",
+}
+VERSION_SOURCE_ENV = "FI_COMPAT_VERSION_SOURCE"
+
+
+def own_version() -> str:
+    from .._version import __version__
+
+    return __version__
+
+
+def problem_error(a: Adapter) -> Exception | None:
+    """The selection policy's error for this adapter, or None."""
+    e = a.entry
+    if a.problem == "not-installed":
+        return errors.FlashInferNotInstalledError(
+            f"{e.dotted} needs FlashInfer, and no flashinfer-python distribution is "
+            f"installed on sys.path. Install one fi_compat supports (>= {e.since}), e.g. "
+            f"pip install 'flashinfer-python=={NEWEST}'"
+        )
+    if a.problem == "below-floor":
+        return errors.UnsupportedFlashInferVersionError(
+            f"{e.dotted} (FlashInfer {e.qualname}) exists from flashinfer-python {e.since} "
+            f"on; installed: {a.release}. Supported: {e.since} to {NEWEST} (newer releases "
+            f"with a warning). Fix: pip install 'flashinfer-python>={e.since},<={NEWEST}'"
+        )
+    pl = a.placement
+    if pl is not None and pl.kind == "newer" and strict():
+        return errors.UntestedFlashInferVersionError(
+            f"flashinfer-python {a.release} is newer than the newest release fi_compat "
+            f"{own_version()} knows ({NEWEST}) and {STRICT_ENV} is set. Upgrade fi_compat, "
+            f"pin flashinfer-python<={NEWEST}, or unset {STRICT_ENV}."
+        )
+    return None
+
+
+def import_target(a: Adapter) -> Callable[..., Any]:
+    """Import ``a.entry``'s module and return its attribute (a function or method)."""
+    import importlib
+
+    e = a.entry
+    rel = a.release
+    try:
+        mod = importlib.import_module(e.module)
+    except ModuleNotFoundError as exc:
+        root = (exc.name or "").partition(".")[0]
+        if root == "flashinfer":
+            raise errors.FlashInferImportError(
+                f"flashinfer-python {rel} is recorded as installed (metadata in "
+                f"{a.dist.location if a.dist else '?'}) but {exc.name!r} cannot be "
+                f"imported: the installation is incomplete. Reinstall it: "
+                f"pip install --force-reinstall 'flashinfer-python=={rel}'"
+            ) from exc
+        raise missing_dependency(a, root, exc) from exc
+    except Exception as exc:  # AssertionError/RuntimeError from torch.cuda at import
+        raise import_failure(a, exc) from exc
+    check_imported_release(a)
+    obj: Any = mod
+    try:
+        for part in e.attr.split("."):
+            obj = getattr(obj, part)
+    except AttributeError as exc:
+        raise errors.UnsupportedFlashInferVersionError(
+            f"{e.qualname} does not exist in flashinfer-python {rel}"
+        ) from exc
+    return obj  # type: ignore[no-any-return]
+
+
+def import_failure(a: Adapter, exc: BaseException) -> errors.FlashInferImportError:
+    from ..detection import detect
+    from ..installation import check_packaging  # a cubin / jit-cache mismatch, explained
+
+    e = a.entry
+    why, fix = "", "see the traceback above"
+    for f in check_packaging(detect(), dict(os.environ)):
+        if f.severity == "error":
+            why, fix = f" ({f.title}: {f.explanation})", f.fix
+    for issue in e.issues(a.placement):
+        if issue.kind == "import":
+            why, fix = f" (known issue {issue.id}: {issue.summary}; {issue.ref})", issue.workaround
+    return errors.FlashInferImportError(
+        f"import {e.module} failed on flashinfer-python {a.release} with "
+        f"{type(exc).__name__}: {exc}{why}. Fix: {fix}."
+    )
+
+
+def check_imported_release(a: Adapter) -> None:
+    """The imported ``flashinfer`` must be the release the adapter was chosen for."""
+    import sys
+
+    if a.dist is None or a.dist.location == "<override>":
+        return  # FI_COMPAT_FLASHINFER_VERSION: a deliberate what-if
+    pkg = sys.modules.get("flashinfer")
+    got = getattr(pkg, "__version__", None)
+    if not isinstance(got, str) or got.startswith("0.0.0"):
+        return  # no version file ("0.0.0+unknown" fallback of version.py): nothing to compare
+    want = a.dist.version.partition("+")[0]
+    if got.partition("+")[0] == want:
+        return
+    where = os.path.dirname(os.path.dirname(getattr(pkg, "__file__", "") or "")) or "?"
+    raise errors.FlashInferVersionMismatchError(
+        f"{a.entry.dotted}: the package metadata says flashinfer-python {a.dist.version} "
+        f"(dist-info in {a.dist.location}), but the imported flashinfer package is {got} "
+        f"(from {where}); fi_compat chose the adapter for {want}. Fix: remove the stale "
+        f"dist-info or package directory (python -m fi_compat doctor names them), or set "
+        f"{VERSION_SOURCE_ENV}=package to select the adapter by the package's own version.",
+        detected=a.dist.version,
+        imported=got,
+    )
+
+
+def missing_dependency(a: Adapter, root: str, exc: ImportError) -> Exception:
+    e = a.entry
+    pkg = MODULE_PACKAGES.get(root, root)
+    dep = e.optional_dependency(a.placement) if a.placement else None
+    if dep is not None and dep.module == root:
+        extras = " or ".join(f"'flashinfer-python[{x}]=={a.release}'" for x in dep.extras)
+        return errors.OptionalDependencyMissingError(
+            f"{e.module} in flashinfer-python {a.release} needs the optional package "
+            f"{dep.package} ({dep.note}), which is not installed ({exc}). Fix: pip install "
+            f"{extras} (or pip install {dep.package})",
+            package=dep.package,
+            extra=dep.extras[0] if dep.extras else None,
+        )
+    return errors.OptionalDependencyMissingError(
+        f"{e.module} in flashinfer-python {a.release} failed to import because "
+        f"{root!r} is missing ({exc}). Fix: pip install {pkg}",
+        package=pkg,
+    )

@@ -1,0 +1,554 @@
+"""The table language: what fi_compat knows about one FlashInfer entry point, as data.
+
+An :class:`EntryPoint` names the FlashInfer module and attribute (a function, or a
+``Class.method``), carries one :class:`Param` row per parameter of the stable signature
+and the hooks that data cannot express (:class:`Emulation`, :class:`Normalizer`).  The
+stable signature itself is written once, as a typed stub in the facade module; its
+order, keyword-only split, defaults and scalar types are read from the stub's code
+object and annotations (no ``inspect`` at import).
+
+Per-release *facts* are not typed here: the first release of the entry point and of
+every parameter, removals and gaps come from the committed signature snapshots
+(:mod:`fi_compat._core.facts`).  A row says only what a snapshot cannot: neutral
+values, renames by meaning, native index dtypes, emulations, hints, and ``ref`` (the
+FlashInfer release and upstream change that needs it).
+"""
+
+from __future__ import annotations
+
+from ..registry import Placement, VersionRange, at_least, place
+from . import facts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from types import FunctionType
+    from typing import Any
+
+    from ..detection import Distribution
+    from .adapter import Adapter
+
+__all__ = [
+    "OMIT",
+    "REQUIRED",
+    "Emulation",
+    "EntryPoint",
+    "Normalizer",
+    "OptionalDependency",
+    "Param",
+]
+
+
+class _Sentinel:
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+REQUIRED: Any = _Sentinel("<required>")
+# a stable default meaning "not given: leave the release's own default" (never forwarded)
+OMIT: Any = _Sentinel("OMIT")
+SIMPLE = (str, int, float, bool, type(None))
+
+
+def is_default(value: object, ref: object) -> bool:
+    """``value`` is the plain default ``ref``: identity, or the same builtin scalar.
+
+    Only builtin scalars (``type(x) is int`` ...) are compared by value, so a user
+    object's ``__eq__`` (a tensor's, an engine enum's) is never called."""
+    if value is ref:
+        return True
+    return type(value) in SIMPLE and type(value) is type(ref) and value == ref
+
+
+class Kind:
+    """The scalar/tensor type a stable parameter accepts, read from its annotation.
+
+    ``types``: builtin types accepted exactly (``int`` admits int subclasses except
+    bool, ``float`` admits int); ``tensor``: a ``torch.Tensor`` is accepted;
+    ``literals``: the accepted values of a ``Literal[...]`` part; ``enum``: the stable
+    enum class name (checked by the enum translation).  ``None`` in ``types`` means
+    optional.  An annotation with any part fi_compat cannot check (``Any``, ``list``,
+    ``torch.dtype``) yields no Kind: the parameter is passed unchecked."""
+
+    __slots__ = ("types", "tensor", "literals", "enum", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.types: tuple[type, ...] = ()
+        self.tensor = False
+        self.literals: tuple[object, ...] = ()
+        self.enum: str | None = None
+
+    @property
+    def nullable(self) -> bool:
+        return type(None) in self.types
+
+    def accepts(self, value: object, tensor_type: type) -> bool:
+        t = type(value)
+        if t in self.types:
+            return True
+        if value is None:
+            return False
+        if self.tensor and isinstance(value, tensor_type):
+            return True
+        if int in self.types and isinstance(value, int) and t is not bool:
+            return True  # int subclasses (an engine's IntEnum), never bool
+        if float in self.types and (t is int or (isinstance(value, float))):
+            return True
+        return t is str and value in self.literals
+
+    def describe(self) -> str:
+        parts = [t.__name__ if t is not type(None) else "None" for t in self.types]
+        if self.tensor:
+            parts.insert(0, "torch.Tensor")
+        if self.literals:
+            parts.append(" / ".join(repr(v) for v in self.literals))
+        return " or ".join(parts)
+
+
+_ATOMS: dict[str, type] = {"int": int, "bool": bool, "float": float, "str": str, "None": type(None)}
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "[("
+        depth -= ch in "])"
+        if ch == sep and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [*out, cur.strip()]
+
+
+def parse_kind(annotation: object, enum_names: frozenset[str]) -> Kind | None:
+    """A :class:`Kind` from a stub annotation string (``from __future__ import
+    annotations``), or ``None`` when some part cannot be checked cheaply."""
+    if not isinstance(annotation, str):
+        return None
+    kind = Kind(annotation)
+    types: list[type] = []
+    for part in _split_top(annotation, "|"):
+        if part in _ATOMS:
+            types.append(_ATOMS[part])
+        elif part in ("Tensor", "torch.Tensor"):
+            kind.tensor = True
+        elif part in enum_names:
+            kind.enum = part
+        elif part.startswith("Literal[") and part.endswith("]"):
+            for lit in _split_top(part[8:-1], ","):
+                if lit[:1] in "'\"" and lit[-1:] == lit[:1]:
+                    kind.literals += (lit[1:-1],)
+                elif lit in ("True", "False"):
+                    types.append(bool)
+                else:
+                    return None
+        else:
+            return None
+    kind.types = tuple(dict.fromkeys(types))
+    return kind
+
+
+class Param:
+    """One parameter of a stable signature: the policy for releases that treat it
+    differently.  Which releases have it comes from the snapshots (``since``, ``until``
+    and ``gaps`` are filled by :class:`EntryPoint`).
+
+    neutral:      values besides the default that mean "same as a release without it";
+                  dropped on releases that lack the parameter
+    value_since:  {value: first release accepting that value} for values newer than
+                  the parameter itself (e.g. a new ``backend`` name)
+    hint:         a semantics-free hint: dropped on releases that lack it, whatever
+                  its value
+    emulation:    name of the :class:`Emulation` that stands in where it is missing
+    dtypes:       ((first release, dtype name), ...): the integer dtype the release
+                  reads natively; other integer dtypes are cast before the call
+    enum:         name of the :mod:`fi_compat.enums` class whose members it takes;
+                  translated by member name to the release's value at call time
+    spelled:      ((first release, name, enum), ...): older spellings; before the
+                  first entry's release the parameter is called ``name`` there and
+                  takes members of ``enum`` (mapped by meaning, see ``enum_map``)
+    enum_map:     {stable member name: older-domain member name} for ``spelled``
+    explicit:     always forwarded where present, even at the default, because some
+                  release's own default means something else
+    own:          a fi_compat-only parameter (never forwarded; an emulation serves it)
+    note:         what the parameter is for, shown in docs and errors
+    ref:          the FlashInfer release and upstream change the policy follows
+    """
+
+    __slots__ = (
+        "name",
+        "since",
+        "until",
+        "gaps",
+        "neutral",
+        "value_since",
+        "hint",
+        "emulation",
+        "dtypes",
+        "note",
+        "ref",
+        "default",
+        "keyword_only",
+        "enum",
+        "spelled",
+        "enum_map",
+        "explicit",
+        "own",
+        "kind",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        neutral: tuple[object, ...] = (),
+        value_since: Mapping[object, str] | None = None,
+        hint: bool = False,
+        emulation: str | None = None,
+        dtypes: tuple[tuple[str, str], ...] = (),
+        note: str = "",
+        ref: str = "",
+        enum: str | None = None,
+        spelled: tuple[tuple[str, str, str | None], ...] = (),
+        enum_map: Mapping[str, str] | None = None,
+        explicit: bool = False,
+        own: bool = False,
+    ) -> None:
+        self.name = name
+        self.since: str | None = None  # None: from the entry point's first release
+        self.until: str | None = None
+        self.gaps: tuple[tuple[str, str], ...] = ()
+        self.neutral = neutral
+        self.value_since = dict(value_since or {})
+        self.hint = hint
+        self.emulation = emulation
+        self.dtypes = dtypes
+        self.note = note
+        self.ref = ref
+        self.enum = enum
+        self.spelled = spelled
+        self.enum_map = dict(enum_map or {})
+        self.explicit = explicit
+        self.own = own
+        self.default: object = REQUIRED
+        self.keyword_only = False
+        self.kind: Kind | None = None
+
+    def present_in(self, p: Placement) -> bool:
+        if self.own or (self.until is not None and at_least(p, self.until)):
+            return False
+        if any(at_least(p, lo) and not at_least(p, hi) for lo, hi in self.gaps):
+            return False
+        return self.since is None or at_least(p, self.since)
+
+    def spelling(self, p: Placement) -> tuple[str, str | None]:
+        """(the release's name for it, the enum class of its values there)."""
+        out = (self.name, self.enum)
+        for since, name, enum in reversed(self.spelled):
+            if not at_least(p, since):
+                out = (name, enum)
+        return out
+
+    def native_dtype(self, p: Placement) -> str | None:
+        out = None
+        for since, dt in self.dtypes:
+            if at_least(p, since):
+                out = dt
+        return out
+
+    def boundaries(self) -> list[str]:
+        out = [self.since] if self.since else []
+        out += [self.until] if self.until else []
+        out += [s for s, _, _ in self.spelled]
+        out += [b for gap in self.gaps for b in gap]
+        out += list(self.value_since.values())
+        out += [s for s, _ in self.dtypes]
+        return out
+
+    def first_release_after(self, p: Placement | None) -> str | None:
+        """The first release at or after ``p`` (or overall) that has the parameter."""
+        if p is not None and self.gaps:
+            for lo, hi in self.gaps:
+                if at_least(p, lo) and not at_least(p, hi):
+                    return hi
+        return self.since
+
+
+class Emulation:
+    """A named hook that stands in for parameters a release lacks (or lacks here).
+
+    Subclasses set ``name``, ``params`` (the stable parameters it serves) and
+    ``boundaries`` (releases where its behaviour changes), and implement:
+
+    * ``needed(adapter, kw)``: does this call need it (``kw`` has every stable parameter)?
+    * ``may_apply(placement)``: can it be needed on this release at all (when its
+      parameters are present)?  If so the fast path requires them at their defaults;
+    * ``before(adapter, kw)``: rewrite ``kw`` into a call the release accepts; returns
+      state for ``after``;
+    * ``after(adapter, kw, result, state)``: rewrite the result.
+    """
+
+    name = ""
+    params: tuple[str, ...] = ()
+    boundaries: tuple[str, ...] = ()
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        raise NotImplementedError
+
+    def may_apply(self, p: Placement) -> bool:
+        return False
+
+    def describe(self, p: Placement) -> str | None:
+        """One line for the support matrix: what this hook does on release ``p``."""
+        return None
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        return None
+
+    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
+        return result
+
+
+class Normalizer:
+    """A per-call rewrite of some arguments into the form the release reads (a scale
+    tensor's layout, a dtype, a packed routing tensor), run on both paths.
+
+    ``args``: the stable parameters it reads; ``out``: those it returns new values of.
+    ``build(adapter)`` returns the function ``f(*args) -> tuple(out values)`` for that
+    release, or ``None`` when the release needs nothing (then nothing runs per call).
+    The function must be cheap and copy-free for inputs that already conform."""
+
+    args: tuple[str, ...] = ()
+    out: tuple[str, ...] = ()
+    boundaries: tuple[str, ...] = ()
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        raise NotImplementedError
+
+    def describe(self, p: Placement) -> str | None:
+        return None
+
+
+class OptionalDependency:
+    """An optional package a FlashInfer module imports unguarded from some release on."""
+
+    __slots__ = ("range", "module", "package", "extras", "note")
+
+    def __init__(
+        self, range: VersionRange, module: str, package: str, extras: tuple[str, ...], note: str
+    ) -> None:
+        self.range = range
+        self.module = module
+        self.package = package
+        self.extras = extras
+        self.note = note
+
+
+class EntryPoint:
+    """Everything fi_compat knows about one FlashInfer function or method, as data.
+
+    ``attr`` is the attribute path inside ``module`` (``"Wrapper.plan"`` for a method);
+    ``receiver`` names the stub's first parameter (``"self"``) for methods: it is passed
+    positionally to FlashInfer's function and is not part of the table.
+    ``validate(*validate_args)`` runs the metadata checks (shapes, dtypes, devices);
+    with ``devices`` it returns the CUDA device index of the tensors, and the facade
+    refuses, once per device and before any launch, a device the release cannot serve
+    (CPU and ``meta`` tensors included: FlashInfer's kernels are CUDA-only).
+    """
+
+    def __init__(
+        self,
+        *,
+        facade: str,
+        name: str,
+        module: str,
+        attr: str | None = None,
+        params: Sequence[Param],
+        validate: Callable[..., None] | None = None,
+        validate_args: tuple[str, ...] = (),
+        prepare: Callable[[], None] | None = None,
+        emulations: Sequence[Emulation] = (),
+        normalizers: Sequence[Normalizer] = (),
+        optional_deps: Sequence[OptionalDependency] = (),
+        feature: str = "",
+        matrix_note: str = "",
+        receiver: str | None = None,
+        devices: Callable[[Placement, tuple[int, int]], str | None] | None = None,
+    ) -> None:
+        self.facade = facade
+        self.name = name
+        self.module = module
+        self.attr = attr or name
+        self.matrix_note = matrix_note  # one line for the support matrix (e.g. GPUs)
+        self.params = {p.name: p for p in params}
+        self.order = tuple(p.name for p in params)
+        self.validate = validate
+        self.validate_args = validate_args
+        self.prepare = prepare
+        self.emulations = {e.name: e for e in emulations}
+        self.normalizers = tuple(normalizers)
+        self.optional_deps = tuple(optional_deps)
+        self.feature = feature  # its name in the known-issues table (fi_compat._issues)
+        self.receiver = receiver
+        # devices(placement, capability) -> why that CUDA device cannot run it, or None;
+        # with it, ``validate`` returns the CUDA index of its tensors (-1: not on CUDA)
+        self.devices = devices
+        self.varargs = False  # the stub has *args (see bind_stub)
+        for p in params:
+            if p.emulation is not None and p.emulation not in self.emulations:
+                raise ValueError(f"{name}: {p.name} names unknown emulation {p.emulation!r}")
+        self.since = facts.apply(self)
+        self.bound = False
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.module}.{self.attr}"
+
+    @property
+    def dotted(self) -> str:
+        """The facade's dotted name, ``fi_compat.gdn_prefill.chunk_gated_delta_rule``."""
+        return f"{self.facade}.{self.name}"
+
+    def bind_stub(self, stub: FunctionType) -> None:
+        """Read positional order, keyword-only split, defaults and scalar kinds from the
+        facade stub (its code object and annotation strings; no ``inspect``)."""
+        if self.bound:
+            return
+        from .. import enums
+
+        code = stub.__code__
+        n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
+        names = code.co_varnames[: n_pos + n_kw]
+        self.varargs = bool(code.co_flags & 0x04)  # CO_VARARGS
+        first = 0
+        if self.receiver is not None:
+            if not names or names[0] != self.receiver:
+                raise ValueError(f"{self.name}: a method stub starts with {self.receiver!r}")
+            first = 1
+        if names[first:] != self.order:
+            raise ValueError(f"{self.name}: stub parameters {names[first:]} != table {self.order}")
+        defaults = stub.__defaults__ or ()
+        kwdefaults = stub.__kwdefaults__ or {}
+        first_default = n_pos - len(defaults)
+        ann = stub.__annotations__
+        enum_names = frozenset(enums.__all__)
+        for i, n in enumerate(names[first:], first):
+            p = self.params[n]
+            p.keyword_only = i >= n_pos
+            if i >= n_pos:
+                p.default = kwdefaults.get(n, REQUIRED)
+            elif i >= first_default:
+                p.default = defaults[i - first_default]
+            p.kind = parse_kind(ann.get(n), enum_names)
+        self.bound = True
+
+    @property
+    def positional_from(self) -> str | None:
+        """First release whose positional order (and all later ones') is a prefix of the
+        stable one: positional calls written against it keep their meaning (snapshots)."""
+        return facts.positional_from(self)
+
+    def release_notes(self) -> str:
+        """What each release range does with each parameter, from the table (docstrings)."""
+        out = []
+        for p in self.params.values():
+            if p.own:
+                what = "fi_compat only (never forwarded)"
+            elif p.since or p.until or p.gaps:
+                span = f">={p.since}" if p.since else f">={self.since}"
+                span += f", <{p.until}" if p.until else ""
+                span += "".join(f", not {lo}-{hi} (excl.)" for lo, hi in p.gaps)
+                if p.hint:
+                    rest = "dropped elsewhere (a hint)"
+                elif p.emulation:
+                    rest = "emulated elsewhere"
+                elif p.default is OMIT:
+                    rest = "elsewhere UnsupportedParameterError unless left out"
+                else:
+                    vals = ", ".join(dict.fromkeys(repr(v) for v in (p.default, *p.neutral)))
+                    rest = f"elsewhere dropped at {vals}, else UnsupportedParameterError"
+                what = f"flashinfer-python {span}; {rest}"
+            else:
+                what = ""
+            extra = []
+            if p.spelled:
+                extra += [f"called ``{n}`` before {s}" for s, n, _ in p.spelled]
+            if p.enum:
+                extra.append(f"``{p.enum}`` member, translated by name per release")
+            if p.explicit:
+                extra.append("always forwarded explicitly")
+            if p.dtypes:
+                extra.append("native dtype " + ", ".join(f"{dt} from {s}" for s, dt in p.dtypes))
+            for value, since in p.value_since.items():
+                extra.append(f"``{value!r}`` needs {since}")
+            if not (what or extra):
+                continue
+            why = f" ({p.note})" if p.note and what else ""
+            text = "; ".join(x for x in (what + why, *extra) if x)
+            out += wrap(f"``{p.name}``: {text}.")
+        return "\n".join(out)
+
+    def generations(self) -> list[VersionRange]:
+        """Disjoint ranges, covering ``since`` onwards, over which the adapter is constant."""
+        from ..registry import KNOWN_RELEASES
+
+        cuts = {self.since}
+        for p in self.params.values():
+            cuts.update(p.boundaries())
+        for e in self.emulations.values():
+            cuts.update(e.boundaries)
+        for nm in self.normalizers:
+            cuts.update(nm.boundaries)
+        for d in self.optional_deps:
+            cuts.update(b for b in (d.range.lo, d.range.hi) if b)
+        for issue in self.issues():
+            cuts.update(b for b in (issue.range.lo, issue.range.hi) if b)
+        lo = KNOWN_RELEASES.index(self.since)
+        ordered = [r for r in KNOWN_RELEASES[lo:] if r in cuts]
+        return [VersionRange(a, b) for a, b in zip(ordered, [*ordered[1:], None], strict=True)]
+
+    def select(self, fi: Distribution | None) -> Adapter:
+        """The adapter for the detected distribution (error adapters raise at call time)."""
+        from ..registry import KNOWN_RELEASES
+        from .adapter import Adapter
+
+        if fi is None:
+            return Adapter(self, None, None, problem="not-installed")
+        pl = place(fi.version)
+        if pl.kind in ("older", "invalid") or pl.pos < 2 * KNOWN_RELEASES.index(self.since):
+            return Adapter(self, fi, pl, problem="below-floor")
+        rng = next(g for g in self.generations() if g.contains(pl))
+        return Adapter(self, fi, pl, rng)
+
+    def issues(self, p: Placement | None = None) -> list[Any]:
+        """Known-issues rows for this entry point's feature (and its import), on ``p``."""
+        from ..device import TABLE
+
+        root = self.feature.partition(".")[0]
+        return [
+            i
+            for i in TABLE
+            if (i.covers_feature(self.feature) or i.feature in ("import", f"import.{root}"))
+            and (p is None or i.range.contains(p))
+        ]
+
+    def optional_dependency(self, p: Placement) -> OptionalDependency | None:
+        return next((d for d in self.optional_deps if d.range.contains(p)), None)
+
+
+def wrap(text: str, width: int = 88) -> list[str]:
+    """``text`` as docstring lines: 4 spaces, continuation lines 8 (no textwrap import)."""
+    lines, cur = [], "   "
+    for word in text.split(" "):
+        if len(cur) + 1 + len(word) > width and cur.strip():
+            lines.append(cur)
+            cur = "       "
+        cur += " " + word
+    return [*lines, cur]

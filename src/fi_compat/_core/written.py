@@ -1,0 +1,173 @@
+"""Calls written for one FlashInfer release: ``fi_compat.written_for("0.5.3")``.
+
+Model code is written against one release: its positional order, its parameter names,
+its defaults.  ``written_for(X).<facade module>.<function>(*args, **kwargs)`` keeps that
+meaning on every installed release:
+
+* positional arguments bind by release X's signature (from its snapshot);
+* keyword names of release X map to the stable names by meaning (a stable parameter of
+  the same name wins, e.g. the legacy ``gated_act_type``; otherwise the parameter's
+  older spelling, e.g. ``gated_act_type`` -> ``activation_type`` before 0.6.3);
+* parameters the caller leaves out take release X's default where that default means
+  something else than the stable one (enum defaults by member name; fi_compat-only
+  legacy parameters are not defaulted: their X default names the stable default);
+* then the stable facade translates the call to the installed release as usual.
+
+The binding is computed once per (function, X) from the snapshot; each call costs a
+``zip`` and one facade call.  Too many positional arguments for release X is a
+:class:`~fi_compat.errors.PositionalMismatchError`.
+"""
+
+from __future__ import annotations
+
+from .. import errors
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from .table import EntryPoint
+
+_BINDERS: dict[tuple[str, str], Callable[..., Any]] = {}
+
+
+def _default_meaning(entry: EntryPoint, name: str, source: str, release: str) -> Any:
+    """Release ``release``'s default (its source text) as a stable value; ``NotImplemented``
+    when it is no plain literal or enum member."""
+    import ast
+
+    from .. import enums
+    from ..registry import place
+
+    if source == "_UNSET":
+        return NotImplemented
+    try:
+        return ast.literal_eval(source)
+    except (ValueError, SyntaxError):
+        pass
+    p = entry.params[name]
+    parts = source.removesuffix(".value").split(".")
+    if p.enum is None or len(parts) != 2:
+        return NotImplemented
+    cls, member = parts
+    stable = getattr(enums, p.enum)
+    _, renum = p.spelling(place(release))
+    if cls != renum and cls != p.enum:
+        return NotImplemented
+    if renum != p.enum:  # the older domain, by meaning
+        back = {v: k for k, v in p.enum_map.items()}
+        member = back.get(member, member)
+    return stable._members_.get(member, NotImplemented)
+
+
+def binder(facade: Callable[..., Any], release: str) -> Callable[..., Any]:
+    """The function that calls ``facade`` with arguments written for ``release``."""
+    from ..registry import KNOWN_RELEASES, place
+    from . import facts
+    from .table import OMIT, is_default
+
+    entry: EntryPoint = facade.adapter.entry  # type: ignore[attr-defined]
+    cache_key = (entry.dotted, release)
+    hit = _BINDERS.get(cache_key)
+    if hit is not None:
+        return hit
+    if release not in KNOWN_RELEASES:
+        raise errors.InvalidArgumentError(
+            f"fi_compat.written_for({release!r}): not a flashinfer-python release fi_compat "
+            f"has a snapshot of; known: {KNOWN_RELEASES[0]} ... {KNOWN_RELEASES[-1]}"
+        )
+    sig = facts.signature(entry, release)
+    if sig is None:
+        raise errors.UnsupportedFlashInferVersionError(
+            f"fi_compat.written_for({release!r}).{entry.dotted.removeprefix('fi_compat.')}: "
+            f"{entry.qualname} does not exist in flashinfer-python {release} (first: "
+            f"{entry.since})"
+        )
+    pl = place(release)
+    rename = {p.spelling(pl)[0]: n for n, p in entry.params.items() if p.present_in(pl)}
+    rename.update({n: n for n in entry.params if n in {q[0] for q in sig}})
+    receiver = entry.receiver
+    positional = [rename.get(q[0], q[0]) for q in sig if q[1] in ("po", "pk")]
+    if receiver is not None and positional[:1] == [receiver]:
+        positional = positional[1:]
+    defaults: dict[str, Any] = {}
+    for q in sig:
+        name = rename.get(q[0], q[0])
+        p = entry.params.get(name)
+        if p is None or p.own or q[2] is None or q[1] in ("va", "vk"):
+            continue
+        value = _default_meaning(entry, name, q[2], release)
+        if value is NotImplemented or value is OMIT or is_default(value, p.default):
+            continue
+        defaults[name] = value
+    n_pos = len(positional)
+    where = f"fi_compat.written_for({release!r}).{entry.dotted.removeprefix('fi_compat.')}"
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > n_pos:
+            raise errors.PositionalMismatchError(
+                f"{where} takes at most {n_pos} positional arguments (flashinfer-python "
+                f"{release}'s {entry.qualname}), got {len(args)}"
+            )
+        kw = dict(defaults)
+        kw.update(zip(positional, args, strict=False))
+        for k, v in kwargs.items():
+            n = rename.get(k, k)
+            if n in positional[: len(args)]:
+                raise TypeError(f"{where} got multiple values for argument {k!r}")
+            kw[n] = v
+        return facade(**kw)
+
+    call.__name__ = entry.name
+    call.__qualname__ = f"written_for({release!r}).{entry.name}"
+    call.__doc__ = f"{entry.dotted}, arguments bound as flashinfer-python {release} binds them."
+    _BINDERS[cache_key] = call
+    return call
+
+
+class _Module:
+    def __init__(self, release: str, module: Any) -> None:
+        self._release = release
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self._module, name)
+        if not hasattr(fn, "adapter"):
+            return fn  # helpers, enums: the same for every release
+        return binder(fn, self._release)
+
+    def __repr__(self) -> str:
+        return f"<{self._module.__name__} written for flashinfer-python {self._release}>"
+
+
+class WrittenFor:
+    """``fi_compat.written_for(release)``: facade modules whose functions bind their
+    arguments as flashinfer-python ``release`` does (see the module docstring)."""
+
+    def __init__(self, release: str) -> None:
+        from ..registry import KNOWN_RELEASES
+
+        if release not in KNOWN_RELEASES:
+            raise errors.InvalidArgumentError(
+                f"fi_compat.written_for({release!r}): not a flashinfer-python release "
+                f"fi_compat has a snapshot of ({KNOWN_RELEASES[0]} ... {KNOWN_RELEASES[-1]})"
+            )
+        self.release = release
+
+    def __getattr__(self, module: str) -> _Module:
+        import importlib
+
+        from ..facades import FACADES
+
+        if module not in FACADES:
+            raise AttributeError(f"fi_compat has no facade module {module!r}")
+        return _Module(self.release, importlib.import_module(f"fi_compat.{module}"))
+
+    def __repr__(self) -> str:
+        return f"fi_compat.written_for({self.release!r})"
+
+
+def written_for(release: str) -> WrittenFor:
+    """Facades that bind arguments as flashinfer-python ``release`` does."""
+    return WrittenFor(release)

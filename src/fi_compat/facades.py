@@ -1,0 +1,35 @@
+"""The one registry of facade modules: it drives ``fi_compat.__all__``, ``info``,
+``doctor --probe``, the generated docs and the contract tests.
+
+Each entry maps a facade module of fi_compat to the FlashInfer module it mirrors and the
+adapter module holding its tables (``ENTRIES``: the entry points in docs order).
+Adding a facade module is one row here.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._core import EntryPoint
+
+# fi_compat module -> (FlashInfer module it mirrors, adapter module)
+FACADES: dict[str, tuple[str, str]] = {
+    "gdn_prefill": ("flashinfer.gdn_prefill", "fi_compat.adapters.gdn_prefill"),
+    "fused_moe": ("flashinfer.fused_moe", "fi_compat.adapters.fused_moe"),
+}
+
+
+def entry_points(module: str | None = None) -> list[EntryPoint]:
+    """Every entry point's table (of one facade module), in registry order."""
+    import importlib
+
+    out: list[EntryPoint] = []
+    for name, (_fi, adapters) in FACADES.items():
+        if module is None or module == name:
+            out += importlib.import_module(adapters).ENTRIES
+    return out
+
+
+def flashinfer_modules() -> list[str]:
+    """The FlashInfer modules the facades mirror (what ``doctor --probe`` imports)."""
+    return [fi for fi, _ in FACADES.values()]
