@@ -94,6 +94,7 @@ class Adapter:
         self.enums: dict[str, tuple[str, str]] = {}  # name -> (stable, release) enum class
         self.normalizers: list[tuple[tuple[str, ...], tuple[str, ...], Callable[..., Any]]] = []
         self.source = ""  # the generated code (fi_compat.explain)
+        self.sources: dict[str, str] = {}  # linecache file name -> source, both variants
         self.codes: dict[bool, Any] = {}  # {checks on: code object} (set_validation)
         self.function: Any = None
         if placement is None or problem is not None:
@@ -156,6 +157,11 @@ class Adapter:
         self.function = fn
         return fn
 
+    def set_validation(self, enabled: bool) -> None:
+        """Switch this facade's metadata checks on or off (swaps its code, zero cost)."""
+        if self.function is not None:
+            self.function.__code__ = self.codes[bool(enabled)]
+
     # -- description ---------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
         """What was chosen and why (used by ``python -m fi_compat info``)."""
@@ -203,6 +209,10 @@ class Adapter:
         FlashInfer's own function, so enum values are the release's own members."""
         if fn is None:
             self._target = None
+        elif not self._prepared:
+            from .codegen import register_sources
+
+            register_sources(self)
         if self.ns:
             for n in self.enums:
                 self.ns["_E_" + n] = enumtrans.table(self, n, live) if fn is not None else {}
@@ -219,6 +229,9 @@ class Adapter:
         """First call: bind torch dtypes into the generated function's globals."""
         import torch
 
+        from .codegen import register_sources
+
+        register_sources(self)
         if self.entry.prepare is not None:
             self.entry.prepare()
         ns = self.ns
@@ -312,9 +325,13 @@ class Adapter:
         tensor = self._tensor
         for name, p in self.entry.params.items():
             k = p.kind
-            if k is None or k.enum is not None:
+            if k is None:
                 continue
             val = kw[name]
+            if k.enum is not None:  # members are the enum translation's business; None here
+                if val is None and not k.nullable and p.default is not None:
+                    enumtrans.stable_member(self, name, val)  # raises, naming the parameter
+                continue
             if val is p.default or val is OMIT or k.accepts(val, tensor):
                 continue
             where = f"{self.entry.dotted}"

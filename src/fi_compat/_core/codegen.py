@@ -11,10 +11,10 @@ normalisers and one call to FlashInfer by keyword; everything else goes to
 Defaults are detected by identity, or for builtin scalar defaults by ``type(x) is int
 and x == d``: a user object's ``__eq__`` is never called and a tensor is never
 compared.  Two variants are compiled, with and without the metadata checks
-(:func:`fi_compat.set_validation` swaps ``__code__``).  The source is served to
-:mod:`linecache` through the PEP 302 ``__loader__.get_source`` of the function's
-globals (linecache's lazy path, so nothing is imported here), so a traceback through a
-facade shows the line; it is also ``<facade>.adapter.source`` (:func:`fi_compat.explain`).
+(:func:`fi_compat.set_validation` swaps ``__code__``).  Both sources are registered
+with :mod:`linecache` when the facade is first called (importing linecache costs ~5 ms,
+too much for import time), so a traceback through a facade shows the line; the source is
+also ``<facade>.adapter.source`` (:func:`fi_compat.explain`).
 """
 
 from __future__ import annotations
@@ -31,20 +31,6 @@ if TYPE_CHECKING:
     from .table import Kind
 
 NOTYET: Any = type("NotYet", (), {"__repr__": lambda self: "<bound at the first call>"})()
-
-
-class _Source:
-    """``__loader__`` of a generated function's globals: its source for linecache (the
-    variant currently installed, with or without the checks)."""
-
-    def __init__(self, adapter: Adapter, sources: dict[bool, str]) -> None:
-        self.adapter = adapter
-        self.sources = sources
-
-    def get_source(self, name: str) -> str:
-        fn = self.adapter.function
-        on = fn is None or fn.__code__ is self.adapter.codes.get(True)
-        return self.sources[on]
 _FLOAT = frozenset((float, int))
 
 
@@ -190,17 +176,24 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
 
     head_line = f"def {e.name}({', '.join(sig)}):\n"
     label = f"{e.dotted} [{adapter.range or adapter.problem}]"
-    codes, sources = {}, {}
+    codes = {}
     for validated in (True, False):
-        src = sources[validated] = head_line + "\n".join(lines(validated)) + "\n"
-        filename = f"fi_compat-generated {label}{'' if validated else ' checks off'}"
+        src = head_line + "\n".join(lines(validated)) + "\n"
+        filename = f"<fi_compat {label}{'' if validated else ' checks off'}>"
         scope: dict[str, Any] = ns if validated else dict(ns)
         exec(compile(src, filename, "exec"), scope)
         codes[validated] = scope[e.name].__code__
-    adapter.source = sources[True]
-    ns["__name__"] = e.dotted  # linecache asks the loader for this module's source
-    ns["__loader__"] = _Source(adapter, sources)
+        adapter.sources[filename] = src
+    adapter.source = next(iter(adapter.sources.values()))
     fn = ns[e.name]
     adapter.codes = codes
     return fn  # type: ignore[no-any-return]
 
+
+
+def register_sources(adapter: Adapter) -> None:
+    """Make the generated sources visible to tracebacks (:mod:`linecache`)."""
+    import linecache
+
+    for filename, src in adapter.sources.items():
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)

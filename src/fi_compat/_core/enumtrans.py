@@ -4,10 +4,10 @@ Each enum parameter names a :mod:`fi_compat.enums` class.  What a caller may pas
 what it means (in this order):
 
 * a member of the fi_compat class: its name;
-* any object with a string ``name`` naming a member of that class whose type is an enum
-  class of the same name -- FlashInfer's own member of any release, or an engine's copy
-  (an ``IntEnum`` defined in vLLM or SGLang code): by *name*, never by its integer,
-  because the integers moved between releases;
+* a member of an enum class of the same name, or of any :class:`enum.Enum` -- FlashInfer's
+  own member of any release, or an engine's copy (an ``IntEnum`` defined in vLLM or
+  SGLang code): by *name*, never by its integer, because the integers moved between
+  releases;
 * an ``int`` (or any int subclass without such a name): only where the integer named the
   same member in every release that defines the class;
 * for a parameter with an older spelling (``gated_act_type`` before
@@ -88,9 +88,13 @@ def table(adapter: Adapter, name: str, live: bool) -> dict[Any, Any]:
 
 def _named_member(value: object, cls_name: str) -> str | None:
     """The member name of an enum member of a class called ``cls_name`` (FlashInfer's
-    own or an engine's copy), else None."""
+    own or an engine's copy) or of any :class:`enum.Enum`, else None."""
     if type(value).__name__ != cls_name:
-        return None
+        import sys
+
+        mod = sys.modules.get("enum")  # an Enum member implies enum is imported
+        if mod is None or not isinstance(value, mod.Enum):
+            return None
     name = getattr(value, "name", None)
     return name if isinstance(name, str) else None
 

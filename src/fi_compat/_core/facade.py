@@ -66,8 +66,7 @@ def make_facade(
     fill_docs(stub, entry, docs)
     adapter = entry.select(detect().flashinfer)
     fn = adapter.build(stub)
-    if not _validation[0]:
-        fn.__code__ = adapter.codes[False]
+    adapter.set_validation(_validation[0])
     _BUILT[entry.dotted] = (adapter, fn)
     return fn  # type: ignore[no-any-return]
 
@@ -117,8 +116,8 @@ def set_validation(enabled: bool) -> None:
     UnsupportedParameterError), dtype normalisation and the general path's checks stay
     on.  Applies to facades built later too."""
     _validation[0] = bool(enabled)
-    for adapter, fn in _BUILT.values():
-        fn.__code__ = adapter.codes[bool(enabled)]
+    for adapter, _fn in _BUILT.values():
+        adapter.set_validation(enabled)
 
 
 def adapters(build: bool = True) -> dict[str, Adapter]:

@@ -46,6 +46,10 @@ def own_version() -> str:
 
 def problem_error(a: Adapter) -> Exception | None:
     """The selection policy's error for this adapter, or None."""
+    if a.problem is not None or (a.placement is not None and a.placement.kind == "newer"):
+        from .codegen import register_sources
+
+        register_sources(a)  # the traceback of this error shows the facade's line
     e = a.entry
     if a.problem == "not-installed":
         return errors.FlashInferNotInstalledError(

@@ -9,8 +9,9 @@ meaning on every installed release:
   the same name wins, e.g. the legacy ``gated_act_type``; otherwise the parameter's
   older spelling, e.g. ``gated_act_type`` -> ``activation_type`` before 0.6.3);
 * parameters the caller leaves out take release X's default where that default means
-  something else than the stable one (enum defaults by member name; fi_compat-only
-  legacy parameters are not defaulted: their X default names the stable default);
+  something else than the stable one and the installed release has the parameter
+  (enum defaults by member name; fi_compat-only legacy parameters are not defaulted:
+  their X default names the stable default);
 * then the stable facade translates the call to the installed release as usual.
 
 The binding is computed once per (function, X) from the snapshot; each call costs a
@@ -28,9 +29,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .table import EntryPoint
-
-_BINDERS: dict[tuple[str, str], Callable[..., Any]] = {}
-
 
 def _default_meaning(entry: EntryPoint, name: str, source: str, release: str) -> Any:
     """Release ``release``'s default (its source text) as a stable value; ``NotImplemented``
@@ -68,8 +66,8 @@ def binder(facade: Callable[..., Any], release: str) -> Callable[..., Any]:
     from .table import OMIT, is_default
 
     entry: EntryPoint = facade.adapter.entry  # type: ignore[attr-defined]
-    cache_key = (entry.dotted, release)
-    hit = _BINDERS.get(cache_key)
+    cache: dict[str, Callable[..., Any]] = facade.__dict__.setdefault("_written_for", {})
+    hit = cache.get(release)
     if hit is not None:
         return hit
     if release not in KNOWN_RELEASES:
@@ -100,6 +98,8 @@ def binder(facade: Callable[..., Any], release: str) -> Callable[..., Any]:
         value = _default_meaning(entry, name, q[2], release)
         if value is NotImplemented or value is OMIT or is_default(value, p.default):
             continue
+        if name not in facade.adapter.present:  # type: ignore[attr-defined]
+            continue  # a default, not a request: dropped where the release lacks it
         defaults[name] = value
     n_pos = len(positional)
     where = f"fi_compat.written_for({release!r}).{entry.dotted.removeprefix('fi_compat.')}"
@@ -122,7 +122,7 @@ def binder(facade: Callable[..., Any], release: str) -> Callable[..., Any]:
     call.__name__ = entry.name
     call.__qualname__ = f"written_for({release!r}).{entry.name}"
     call.__doc__ = f"{entry.dotted}, arguments bound as flashinfer-python {release} binds them."
-    _BINDERS[cache_key] = call
+    cache[release] = call
     return call
 
 
