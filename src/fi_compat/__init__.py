@@ -41,6 +41,7 @@ __all__ = [
     "errors",
     "explain",
     "known_issues",
+    "set_debug",
     "set_validation",
     "written_for",
     *FACADES,
@@ -97,6 +98,13 @@ def known_issues(
     from .device import known_issues as _known
 
     return _known(feature, capability, release)
+
+
+def set_debug(enabled: bool) -> None:
+    """Turn every facade's debug value checks on or off (host syncs; see the README)."""
+    from ._core import set_debug as _set
+
+    _set(enabled)
 
 
 def set_validation(enabled: bool) -> None:

@@ -18,7 +18,7 @@ CLI (:mod:`fi_compat.cli`).
 from __future__ import annotations
 
 from .adapter import Adapter
-from .facade import adapters, explain, lazy_facades, make_facade, set_validation
+from .facade import adapters, explain, lazy_facades, make_facade, set_debug, set_validation
 from .table import OMIT, REQUIRED, Emulation, EntryPoint, Normalizer, OptionalDependency, Param
 from .written import written_for
 
@@ -35,6 +35,7 @@ __all__ = [
     "explain",
     "lazy_facades",
     "make_facade",
+    "set_debug",
     "set_validation",
     "written_for",
 ]

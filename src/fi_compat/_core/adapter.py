@@ -95,7 +95,7 @@ class Adapter:
         self.normalizers: list[tuple[tuple[str, ...], tuple[str, ...], Callable[..., Any]]] = []
         self.source = ""  # the generated code (fi_compat.explain)
         self.sources: dict[str, str] = {}  # linecache file name -> source, both variants
-        self.codes: dict[bool, Any] = {}  # {checks on: code object} (set_validation)
+        self.codes: dict[object, Any] = {}  # True/False: checks on/off; "debug" (set_mode)
         self.function: Any = None
         if placement is None or problem is not None:
             return
@@ -159,8 +159,13 @@ class Adapter:
 
     def set_validation(self, enabled: bool) -> None:
         """Switch this facade's metadata checks on or off (swaps its code, zero cost)."""
+        self.set_mode(validation=enabled, debug=False)
+
+    def set_mode(self, *, validation: bool, debug: bool) -> None:
+        """Install the code variant: debug (every call through :meth:`translate`, with
+        the value checks), or the fast path with or without the metadata checks."""
         if self.function is not None:
-            self.function.__code__ = self.codes[bool(enabled)]
+            self.function.__code__ = self.codes["debug" if debug else bool(validation)]
 
     # -- description ---------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -252,9 +257,10 @@ class Adapter:
         assert self.entry.validate is not None
         return self.entry.validate(*args)
 
-    def check_device(self, index: int, kw: dict[str, Any] | None = None) -> None:
+    def check_device(self, index: int, sample: Any = None) -> None:
         """Refuse a device the release cannot serve (once per device, then cached in
-        ``_DEV``): not CUDA at all, or a GPU whose architecture the release lacks."""
+        ``_DEV``): not CUDA at all, or a GPU whose architecture the release lacks.
+        ``sample``: the first checked tensor, named in the message."""
         from .. import _device
 
         e = self.entry
@@ -263,7 +269,7 @@ class Adapter:
             if _device.cpu_allowed():
                 self.ns["_DEV"] = self.ns["_DEV"] | {index}
                 return
-            where = "cpu or meta" if kw is None else str(getattr(kw.get(first), "device", "?"))
+            where = str(getattr(sample, "device", "cpu or meta"))
             raise errors.UnsupportedDeviceError(
                 f"{e.dotted}: {first} is on {where}; {e.qualname} runs on CUDA devices only. "
                 f"Fix: move the tensors to a CUDA device (all on one device)."
@@ -369,7 +375,12 @@ class Adapter:
         if e.validate is not None:
             dev = e.validate(*(kw[n] for n in e.validate_args))
             if e.devices is not None and dev not in self.ns["_DEV"]:
-                self.check_device(dev, kw)
+                self.check_device(dev, kw[e.validate_args[0]])
+        if e.debug is not None:
+            from .facade import debug_enabled
+
+            if debug_enabled():
+                e.debug(self, kw)
         for args, outs, fn in self.normalizers:
             kw.update(zip(outs, fn(*(kw[n] for n in args)), strict=True))
         active = [em for em in e.emulations.values() if em.needed(self, kw)]

@@ -36,6 +36,8 @@ _FLOAT = frozenset((float, int))
 
 def _default_test(n: str, default: object) -> str:
     """A test that ``n`` is still its default, by identity or builtin-scalar value."""
+    if default is None or default is True or default is False:
+        return f"{n} is {default!r}"  # a constant: cheaper than a global lookup
     if type(default) in (int, float, str):
         return f"({n} is _d_{n} or (type({n}) is {type(default).__name__} and {n} == _d_{n}))"
     return f"{n} is _d_{n}"
@@ -103,10 +105,14 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     # their default (the release's default too, checked per release by the snapshot
     # tests) they are omitted, keeping the common call as cheap as on the oldest
     # release (each extra keyword costs ~40 ns)
+    normalized = {n for _, outs, _ in adapter.normalizers for n in outs}
     tail = [
         n
         for n in adapter.present
-        if e.params[n].since is not None and n not in slow and not e.params[n].explicit
+        if e.params[n].since is not None
+        and n not in slow
+        and not e.params[n].explicit
+        and n not in normalized  # a normaliser may set it: always forwarded
     ]
     for n in adapter.native_dtypes:
         ns["_dt_" + n] = NOTYET  # the torch dtype, bound on the first call
@@ -135,7 +141,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             if e.devices is not None:
                 body.append(f"    _dev = {call}")
                 body.append("    if _dev not in _DEV:")
-                body.append("        _adapter.check_device(_dev)")
+                body.append(f"        _adapter.check_device(_dev, {e.validate_args[0]})")
             else:
                 body.append(f"    {call}")
         for i, (args, outs, _fn) in enumerate(adapter.normalizers):
@@ -176,13 +182,15 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
 
     head_line = f"def {e.name}({', '.join(sig)}):\n"
     label = f"{e.dotted} [{adapter.range or adapter.problem}]"
-    codes = {}
-    for validated in (True, False):
-        src = head_line + "\n".join(lines(validated)) + "\n"
-        filename = f"<fi_compat {label}{'' if validated else ' checks off'}>"
-        scope: dict[str, Any] = ns if validated else dict(ns)
+    codes: dict[object, Any] = {}
+    variants = {True: "", False: " checks off", "debug": " debug"}
+    for mode, tag in variants.items():
+        body = lines(mode is True) if mode != "debug" else [f"    {general}"]
+        src = head_line + "\n".join(body) + "\n"
+        filename = f"<fi_compat {label}{tag}>"
+        scope: dict[str, Any] = ns if mode is True else dict(ns)
         exec(compile(src, filename, "exec"), scope)
-        codes[validated] = scope[e.name].__code__
+        codes[mode] = scope[e.name].__code__
         adapter.sources[filename] = src
     adapter.source = next(iter(adapter.sources.values()))
     fn = ns[e.name]

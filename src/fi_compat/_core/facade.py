@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 _validation = [
     os.environ.get("FI_COMPAT_VALIDATE", "1").strip().lower() not in ("0", "false", "no", "off")
 ]
+# fi_compat.set_debug(); FI_COMPAT_DEBUG=1 starts with the value checks on
+_debug = [os.environ.get("FI_COMPAT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")]
 # every facade built in this process: dotted name -> (adapter, function)
 _BUILT: dict[str, tuple[Adapter, Any]] = {}
 # facade modules with lazily built functions: module name -> build them all
@@ -66,7 +68,7 @@ def make_facade(
     fill_docs(stub, entry, docs)
     adapter = entry.select(detect().flashinfer)
     fn = adapter.build(stub)
-    adapter.set_validation(_validation[0])
+    adapter.set_mode(validation=_validation[0], debug=_debug[0])
     _BUILT[entry.dotted] = (adapter, fn)
     return fn  # type: ignore[no-any-return]
 
@@ -117,7 +119,24 @@ def set_validation(enabled: bool) -> None:
     on.  Applies to facades built later too."""
     _validation[0] = bool(enabled)
     for adapter, _fn in _BUILT.values():
-        adapter.set_validation(enabled)
+        adapter.set_mode(validation=_validation[0], debug=_debug[0])
+
+
+def set_debug(enabled: bool) -> None:
+    """Turn the debug checks of every facade on or off (default off; ``FI_COMPAT_DEBUG=1``).
+
+    On, every call goes through the general path and also checks what metadata cannot
+    show, reading tensor values (host syncs; not for production or CUDA-graph capture):
+    ``cu_seqlens`` starting at 0, non-decreasing and ending at the token count, int64
+    offsets that fit the int32 a 0.7.x release reads, pool and expert indices in range.
+    Each entry point's module docstring lists its checks."""
+    _debug[0] = bool(enabled)
+    for adapter, _fn in _BUILT.values():
+        adapter.set_mode(validation=_validation[0], debug=_debug[0])
+
+
+def debug_enabled() -> bool:
+    return _debug[0]
 
 
 def adapters(build: bool = True) -> dict[str, Adapter]:

@@ -381,6 +381,7 @@ class EntryPoint:
         matrix_note: str = "",
         receiver: str | None = None,
         devices: Callable[[Placement, tuple[int, int]], str | None] | None = None,
+        debug: Callable[[Adapter, dict[str, Any]], None] | None = None,
     ) -> None:
         self.facade = facade
         self.name = name
@@ -400,6 +401,9 @@ class EntryPoint:
         # devices(placement, capability) -> why that CUDA device cannot run it, or None;
         # with it, ``validate`` returns the CUDA index of its tensors (-1: not on CUDA)
         self.devices = devices
+        # debug(adapter, kw): value checks that read tensor contents (host syncs), run on
+        # every call in debug mode only (FI_COMPAT_DEBUG=1, fi_compat.set_debug)
+        self.debug = debug
         self.varargs = False  # the stub has *args (see bind_stub)
         for p in params:
             if p.emulation is not None and p.emulation not in self.emulations:

@@ -257,7 +257,18 @@ class Fp4Scales(Normalizer):
         where = adapter.entry.dotted
         has_layout = "hidden_states_scale_layout" in adapter.present
 
+        linear = _LINEAR if has_layout else None
+
         def fp4_scales(hidden: Any, scale: Any, layout: Any) -> tuple[Any, ...]:
+            if scale is None:
+                return None, _layout(adapter, where, None, layout, has_layout)
+            s = scale.shape  # the conforming case inline: 2-D, one-byte, per block
+            if layout is None and len(s) == 2 and scale.dtype in _ONE_BYTE:
+                hs = hidden.shape
+                hd = hidden.dtype
+                blocks = s[1] * 8 if hd is _U8 else s[1] * 32 if hd is _E4M3 else -1
+                if s[0] == hs[0] and blocks == hs[1]:
+                    return scale, linear
             scale = _fp4_scale(where, hidden, scale)
             return scale, _layout(adapter, where, scale, layout, has_layout)
 
@@ -503,3 +514,40 @@ def _layout(adapter: Adapter, where: str, scale: Any, layout: Any, present: bool
             f"[num_tokens, hidden // block] scales (SfLayout.layout_linear or None)"
         )
     return _LINEAR if present else None
+
+
+# -- debug mode: value checks (host syncs) ---------------------------------------------
+
+
+def debug_routed(adapter: Adapter, kw: dict[str, Any]) -> None:
+    """``FI_COMPAT_DEBUG=1``: precomputed expert ids lie in ``[0, num_experts)`` (packed
+    ids in the high 16 bits)."""
+    import torch
+
+    topk = kw["topk_ids"]
+    # a pair holds the ids; one tensor is packed (expert_id << 16) | bf16(weight) on
+    # every release (RoutingInputMode.PackedPrecomputed)
+    ids = topk[0] if type(topk) is tuple else topk
+    if not isinstance(ids, torch.Tensor) or not ids.numel():
+        return
+    if type(topk) is not tuple:
+        ids = ids >> 16
+    _ids_in_range(adapter.entry.dotted, "topk_ids", ids, kw["num_experts"])
+
+
+def debug_cutlass(adapter: Adapter, kw: dict[str, Any]) -> None:
+    """``FI_COMPAT_DEBUG=1``: ``token_selected_experts`` lie in ``[0, experts * ep_size)``."""
+    w = kw["fc1_expert_weights"]
+    total = int(w.shape[0]) * int(kw["ep_size"])
+    _ids_in_range(adapter.entry.dotted, "token_selected_experts", kw["token_selected_experts"], total)
+
+
+def _ids_in_range(where: str, name: str, ids: Any, n: int) -> None:
+    import torch
+
+    v = ids.detach().to("cpu", torch.int64)
+    lo, hi = int(v.min()), int(v.max())
+    if lo < 0 or hi >= n:
+        raise InvalidArgumentError(
+            f"{where}: {name} must hold expert ids in [0, {n}), got values in [{lo}, {hi}]"
+        )

@@ -43,6 +43,8 @@ from ._moe_scales import (
     FusedFinalize,
     PackedRouting,
     RoutingLogits,
+    debug_cutlass,
+    debug_routed,
     validate_cutlass,
     validate_trtllm,
 )
@@ -193,6 +195,35 @@ def _opt(name: str, note: str = "", hint: bool = False) -> Param:
 
 def _ws() -> Param:
     return Param("workspace_buffer", hint=True, note="caller-provided scratch buffer")
+
+
+def _trtllm_device_problem(pl: Any, cc: tuple[int, int]) -> str | None:
+    """Why this GPU cannot run the release's TRTLLM-gen MoE, asked once per device:
+    the launcher's architecture check, then whether the kernels' cubins can be loaded
+    at all (an installed flashinfer-cubin, a populated cubin directory, or the artifact
+    repository answering within 3 s).  Without cubins FlashInfer retries the download
+    on every call (~35 s each); fi_compat answers once, before any launch."""
+    why = trtllm_moe_arch_problem(pl, cc)
+    if why is not None:
+        return why
+    import os
+
+    from ..detection import detect
+    from ..device import cubins_reachable
+    from ..installation import count_cubins, cubin_dir_in_use
+
+    det = detect()
+    if det.flashinfer is not None:
+        d, _ = cubin_dir_in_use(det.flashinfer, det.cubin, dict(os.environ))
+        if os.path.isdir(d) and count_cubins(d, limit=1):
+            return None
+    ok, reason = cubins_reachable(probe_network=True, timeout=3.0)
+    if ok:
+        return None
+    return (
+        f"its TRTLLM-gen cubins cannot be loaded: {reason}. Fix: python -m fi_compat "
+        f"download-cubin (once, with network), or install the matching flashinfer-cubin"
+    )
 
 
 _TRTLLM_GPUS = (
@@ -531,7 +562,8 @@ def _trtllm(name: str, params: list[Param], *norms: Any, **kw: Any) -> EntryPoin
         name,
         params,
         validate=validate_trtllm(f"fi_compat.fused_moe.{name}", routed=routed),
-        devices=trtllm_moe_arch_problem,
+        devices=_trtllm_device_problem,
+        debug=debug_routed if routed else None,
         validate_args=_ROUTED_ARGS if routed else _TRTLLM_ARGS,
         normalizers=norms,
         **kw,
@@ -590,6 +622,7 @@ SPECS: dict[str, EntryPoint] = {
             _cutlass_params(),
             validate=validate_cutlass(),
             devices=cutlass_moe_arch_problem,
+            debug=debug_cutlass,
             validate_args=("input", "token_selected_experts", "token_final_scales"),
             normalizers=(FusedFinalize(),),
             feature="moe.cutlass",

@@ -79,33 +79,32 @@ def validate(
     ``torch.device`` objects.  On failure ``_diagnose`` finds and names the problem.
     """
     try:
-        qs = q.shape
-        ks = k.shape
-        vs = v.shape
+        t, hq, d = q.shape
+        tk, _, dk = k.shape
+        tv, hv, dv = v.shape
         dq = q.get_device()
         ok = (
-            len(qs) == 3
-            and len(ks) == 3
-            and len(vs) == 3
-            and qs[0] == ks[0] == vs[0]
-            and qs[2] == ks[2] == vs[2]
+            t == tk == tv
+            and d == dk == dv
             and cu_seqlens.dtype in _INT
             and cu_seqlens.dim() == 1
             and k.get_device() == dq
             and v.get_device() == dq
             and cu_seqlens.get_device() == dq
         )
-        if ok and g is not None:
-            ok = g.shape == (qs[0], max(qs[1], vs[1])) and g.get_device() == dq
-        if ok and beta is not None:
-            ok = beta.shape == (qs[0], max(qs[1], vs[1])) and beta.get_device() == dq
+        if ok and (g is not None or beta is not None):
+            sab = (t, hq if hq > hv else hv)
+            if g is not None:
+                ok = g.shape == sab and g.get_device() == dq
+            if ok and beta is not None:
+                ok = beta.shape == sab and beta.get_device() == dq
         if ok and initial_state is not None:
             ok = initial_state.get_device() == dq
         if ok and output is not None:
             ok = output.get_device() == dq
         if ok and output_state is not None:
             ok = output_state.get_device() == dq
-    except (AttributeError, IndexError, TypeError):
+    except (AttributeError, IndexError, TypeError, ValueError):
         ok = False
     if not ok:
         _diagnose(q, k, v, g, beta, cu_seqlens, initial_state, output, output_state)
@@ -202,6 +201,66 @@ def _diagnose(*args: Any) -> None:
                 f"{where}: every tensor must be on q's device ({dev}); {n} is on {x.device}"
             )
     raise InvalidArgumentError(f"{where}: invalid arguments")  # pragma: no cover
+
+
+# -- debug mode: value checks (host syncs) ----------------------------------------------
+
+_INT32_MAX = 2**31 - 1
+
+
+def debug_values(adapter: Adapter, kw: dict[str, Any]) -> None:
+    """What metadata cannot show (``FI_COMPAT_DEBUG=1`` only; reads values, syncs):
+    ``cu_seqlens`` starts at 0, never decreases and ends at ``total_seq_len``; int64
+    offsets fit the int32 that 0.7.x reads (its ``.to(torch.int32)`` wraps silently);
+    ``state_indices`` rows exist in the pool; ``checkpoint_cu_starts`` never decreases."""
+    import torch
+
+    where = f"fi_compat.gdn_prefill.{NAME}"
+    q, cu = kw["q"], kw["cu_seqlens"]
+    vals = cu.detach().to("cpu", torch.int64)
+    t = q.shape[0]
+    if vals.numel() < 2 or int(vals[0]) != 0:
+        raise InvalidArgumentError(
+            f"{where}: cu_seqlens must start at 0 and hold num_seqs + 1 offsets, got "
+            f"{vals[:4].tolist()}..."
+        )
+    steps = vals[1:] - vals[:-1]
+    if bool((steps < 0).any()):
+        i = int(torch.nonzero(steps < 0)[0])
+        raise InvalidArgumentError(
+            f"{where}: cu_seqlens must be non-decreasing; cu_seqlens[{i + 1}] = "
+            f"{int(vals[i + 1])} < cu_seqlens[{i}] = {int(vals[i])}"
+        )
+    if int(vals[-1]) != t:
+        raise InvalidArgumentError(
+            f"{where}: cu_seqlens must end at total_seq_len = q.shape[0] = {t}, got "
+            f"{int(vals[-1])}"
+        )
+    for name in ("cu_seqlens", "checkpoint_cu_starts"):
+        x = kw[name]
+        if x is None or adapter.native_dtypes.get(name) != "int32" or x.dtype != torch.int64:
+            continue
+        top = int(x.max()) if x.numel() else 0
+        if top > _INT32_MAX:
+            raise InvalidArgumentError(
+                f"{where}: {name} holds {top}, beyond int32; flashinfer-python "
+                f"{adapter.release} reads it as int32 (the cast would wrap)"
+            )
+    starts = kw["checkpoint_cu_starts"]
+    if starts is not None and starts.numel() > 1:
+        sv = starts.detach().to("cpu", torch.int64)
+        if bool((sv[1:] < sv[:-1]).any()):
+            raise InvalidArgumentError(f"{where}: checkpoint_cu_starts must be non-decreasing")
+    idx = kw["state_indices"]
+    pool = kw["initial_state"] if kw["initial_state"] is not None else kw["output_state"]
+    if idx is not None and pool is not None and idx.numel():
+        iv = idx.detach().to("cpu", torch.int64)
+        lo, hi = int(iv.min()), int(iv.max())
+        if lo < 0 or hi >= pool.shape[0]:
+            raise InvalidArgumentError(
+                f"{where}: state_indices must be rows of the state pool [0, {pool.shape[0]}), "
+                f"got values in [{lo}, {hi}]"
+            )
 
 
 # -- emulations -------------------------------------------------------------------------
@@ -492,6 +551,7 @@ SPEC = EntryPoint(
     ),
     prepare=_prepare,
     devices=_any_cuda_device,
+    debug=debug_values,
     emulations=(GateConventions(), StatePool(), PoolWithoutAutoCP()),
     feature="gdn.prefill",
     optional_deps=(
