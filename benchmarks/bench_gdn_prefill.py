@@ -33,7 +33,7 @@ import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from fi_compat import gdn_prefill, snapshots  # noqa: E402
-from fi_compat.adapters.gdn_prefill import SPEC  # noqa: E402
+from fi_compat._adapters.gdn_prefill import SPEC  # noqa: E402
 from fi_compat.detection import Distribution  # noqa: E402
 from fi_compat.registry import at_least, place  # noqa: E402
 

@@ -7,8 +7,8 @@ from typing import Any
 import torch
 
 from fi_compat import gdn_prefill
+from fi_compat._adapters.gdn_prefill import SPEC
 from fi_compat._core import Adapter
-from fi_compat.adapters.gdn_prefill import SPEC
 from fi_compat.detection import Distribution
 
 T, HQ, HV, D = 12, 2, 4, 16  # GVA: num_v_heads > num_q_heads == num_k_heads

@@ -9,8 +9,8 @@ from typing import Any
 import torch
 
 from fi_compat import fused_moe
+from fi_compat._adapters.fused_moe import HELPERS, SPECS
 from fi_compat._core import Adapter, EntryPoint
-from fi_compat.adapters.fused_moe import HELPERS, SPECS
 from fi_compat.detection import Distribution
 from spy import MoeSpy, snapshot_signature
 

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from fi_compat import errors
+from fi_compat._adapters.gdn_prefill import SPEC
 from fi_compat._device import assume_capability
-from fi_compat.adapters.gdn_prefill import SPEC
 from fi_compat.registry import at_least, place
 from helpers import D, H, T, inputs
 

@@ -23,8 +23,8 @@ from typing import Any
 import torch
 
 from fi_compat import enums, snapshots
+from fi_compat._adapters.gdn_prefill import SPEC
 from fi_compat._core import EntryPoint
-from fi_compat.adapters.gdn_prefill import SPEC
 
 _KIND = {
     "po": inspect.Parameter.POSITIONAL_ONLY,

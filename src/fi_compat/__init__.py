@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-    from . import cli, device, enums, errors, fused_moe, gdn_prefill
+    from . import cli, device, enums, errors, fused_moe, gdn_prefill  # noqa: F401
     from ._core import Adapter
     from ._core.written import WrittenFor
     from .detection import Detection

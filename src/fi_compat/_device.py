@@ -29,6 +29,7 @@ def cpu_allowed() -> bool:
         _cpu_ok.append(os.environ.get(ALLOW_CPU_ENV, "").strip().lower() in ("1", "true", "yes"))
     return _cpu_ok[0]
 
+
 _cache: dict[int, tuple[int, int]] = {}
 _assumed: list[tuple[int, int] | None] = []
 

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 __all__ = ["OVERRIDE_ENV", "Detection", "Distribution", "detect", "read_package_version"]
 
 OVERRIDE_ENV = "FI_COMPAT_FLASHINFER_VERSION"
+# FI_COMPAT_VERSION_SOURCE=package: select by the importable flashinfer package's own
+# version file (_build_meta.py) instead of the first dist-info on sys.path
+VERSION_SOURCE_ENV = "FI_COMPAT_VERSION_SOURCE"
 
 # normalised project name -> canonical PyPI name
 _WATCHED = {
@@ -321,5 +324,13 @@ def detect(refresh: bool = False) -> Detection:
         duplicates.pop("flashinfer", None)
         if forced is not None:
             dists["flashinfer-python"] = Distribution("flashinfer-python", forced, "<override>", "")
+    elif os.environ.get(VERSION_SOURCE_ENV, "").strip().lower() == "package" and package_location:
+        # trust the importable package's own version file over any dist-info
+        pkg = os.path.join(package_location, "flashinfer")
+        version = read_package_version(pkg)
+        if version is not None:
+            dists["flashinfer-python"] = Distribution(
+                "flashinfer-python", version, package_location, os.path.join(pkg, "_build_meta.py")
+            )
     _cache = Detection(dists, override is not None, duplicates, package_location)
     return _cache

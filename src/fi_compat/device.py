@@ -457,7 +457,10 @@ def cutlass_moe_arch_problem(pl: Placement, cc: tuple[int, int]) -> str | None:
     if cc in arches:
         return None
     names = ", ".join(f"SM{a}{b}" for a, b in arches)
-    return f"flashinfer-python {pl.version} builds CUTLASS MoE kernels for {names}, not SM{cc[0]}{cc[1]}"
+    return (
+        f"flashinfer-python {pl.version} builds CUTLASS MoE kernels for {names}, "
+        f"not SM{cc[0]}{cc[1]}"
+    )
 
 
 def trtllm_moe_arch_problem(pl: Placement, cc: tuple[int, int]) -> str | None:

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 # fi_compat module -> (FlashInfer module it mirrors, adapter module)
 FACADES: dict[str, tuple[str, str]] = {
-    "gdn_prefill": ("flashinfer.gdn_prefill", "fi_compat.adapters.gdn_prefill"),
-    "fused_moe": ("flashinfer.fused_moe", "fi_compat.adapters.fused_moe"),
+    "gdn_prefill": ("flashinfer.gdn_prefill", "fi_compat._adapters.gdn_prefill"),
+    "fused_moe": ("flashinfer.fused_moe", "fi_compat._adapters.fused_moe"),
 }
 
 

@@ -21,8 +21,8 @@ FlashInfer's own function.
 
 from __future__ import annotations
 
+from ._adapters.fused_moe import HELPERS, SPECS
 from ._core import OMIT, lazy_facades
-from .adapters.fused_moe import HELPERS, SPECS
 from .device import supports_cutlass_moe, supports_trtllm_moe
 from .enums import (
     ActivationType,

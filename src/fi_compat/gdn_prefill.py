@@ -8,8 +8,8 @@ describes the choice; ``chunk_gated_delta_rule.raw()`` returns FlashInfer's own 
 
 from __future__ import annotations
 
+from ._adapters.gdn_prefill import SPEC
 from ._core import make_facade
-from .adapters.gdn_prefill import SPEC
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -28,12 +28,8 @@ from .registry import KNOWN_RELEASES, NEWEST, VersionRange, at_least
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from typing import Protocol
-
     from ._core import Adapter, EntryPoint
     from .device import KnownIssue
-    from .registry import Placement
 
 
 # worst first: a release takes the first category that applies
@@ -121,8 +117,8 @@ def generation(entry: EntryPoint, release: str, rng: VersionRange | None = None)
         for n, r in a.spelling.items()
         if r != n
     ]
-    hooks = [*entry.emulations.values(), *entry.normalizers]
-    notes = [d for e in hooks if (d := e.describe(pl))]
+    notes = [d for e in entry.emulations.values() if (d := e.describe(pl))]
+    notes += [d for nm in entry.normalizers if (d := nm.describe(pl))]
     restricted = []
     for n in a.present:
         for value, since in params[n].value_since.items():

@@ -18,8 +18,8 @@ import pytest
 
 import fi_compat
 from fi_compat import enums, errors, fused_moe, snapshots
+from fi_compat._adapters.fused_moe import HELPERS, SPECS
 from fi_compat._core.enumtrans import live_class as _live_enum
-from fi_compat.adapters.fused_moe import HELPERS, SPECS
 from fi_compat.registry import at_least, place
 from moe_cases import CASES
 from moe_helpers import ENTRIES, args, moe_facade

@@ -20,7 +20,7 @@ import pytest
 
 import fi_compat
 from fi_compat import errors, gdn_prefill, snapshots
-from fi_compat.adapters.gdn_prefill import SPEC
+from fi_compat._adapters.gdn_prefill import SPEC
 from fi_compat.registry import at_least, place
 from helpers import facade_for, inputs
 from policy_cases import CASES

@@ -172,7 +172,7 @@ def test_written_for_keeps_the_old_names_and_defaults() -> None:
     old(**args(FP4), gated_act_type=GatedActType.GeGlu, tile_tokens_dim=8)
     sent = spy.raw_kwargs[-1]
     assert sent["activation_type"] == release_value(adapter, "activation_type", "Geglu")
-    with pytest.raises(errors.PositionalMismatchError, match="0.5.3"):
+    with pytest.raises(errors.PositionalMismatchError, match=r"0\.5\.3"):
         old(*_positional(FP4, "0.5.3", args(FP4), upto="tune_max_num_tokens"), None)
 
 
@@ -188,10 +188,10 @@ def test_written_for_maps_gated_act_type_integers_by_its_old_meaning() -> None:
 def test_written_for_rejects_unknown_releases() -> None:
     import fi_compat
 
-    with pytest.raises(errors.InvalidArgumentError, match="0.9.9"):
+    with pytest.raises(errors.InvalidArgumentError, match=r"0\.9\.9"):
         fi_compat.written_for("0.9.9")
     f, _, _ = moe_facade("trtllm_bf16_routed_moe", "0.7.4")
-    with pytest.raises(errors.UnsupportedFlashInferVersionError, match="0.6.5"):
+    with pytest.raises(errors.UnsupportedFlashInferVersionError, match=r"0\.6\.5"):
         binder(f, "0.6.0")
 
 
@@ -226,7 +226,8 @@ def test_pair_annotations_agree_with_the_packing_table() -> None:
         first = next(
             r
             for r in _releases(name)
-            if "Tuple" in next(q[3] for q in facts.signature(ENTRIES[name], r) or [] if q[0] == "topk_ids")
+            if "Tuple"
+            in next(q[3] for q in facts.signature(ENTRIES[name], r) or [] if q[0] == "topk_ids")
         )
         assert first == since, name
 

@@ -9,8 +9,8 @@ import pytest
 
 import fi_compat.fused_moe  # noqa: F401  (binds the stubs to the tables)
 from fi_compat import enums, snapshots
+from fi_compat._adapters.fused_moe import HELPERS, SPECS
 from fi_compat._core import OMIT, EntryPoint
-from fi_compat.adapters.fused_moe import HELPERS, SPECS
 from fi_compat.detection import Distribution
 from fi_compat.registry import KNOWN_RELEASES, at_least, place
 from spy import UNSET, default_value

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fi_compat import snapshots
-from fi_compat.adapters.gdn_prefill import SPEC
+from fi_compat._adapters.gdn_prefill import SPEC
 from helpers import facade_for
 from policy_cases import CASES
 from spy import Spy, snapshot_signature

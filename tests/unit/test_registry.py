@@ -6,7 +6,7 @@ import pytest
 from packaging.version import Version
 
 from fi_compat import snapshots
-from fi_compat.adapters.gdn_prefill import SPEC
+from fi_compat._adapters.gdn_prefill import SPEC
 from fi_compat.registry import KNOWN_RELEASES, VersionRange, place
 
 

@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from fi_compat import snapshots
-from fi_compat.adapters.gdn_prefill import SPEC
+from fi_compat._adapters.gdn_prefill import SPEC
 from fi_compat.detection import Distribution
 
 DATA = snapshots.load(SPEC)

@@ -84,7 +84,7 @@ class Adapter:
         self._target: Callable[..., Any] | None = None
         self.ns: dict[str, Any] = {}  # globals of the generated function
         self._prepared = False
-        self._tensor: type = type(None)  # torch.Tensor once prepared
+        self._tensor: Any = type(None)  # torch.Tensor once prepared
         self.present: tuple[str, ...] = ()
         self.absent: tuple[str, ...] = ()
         self.native_dtypes: dict[str, str] = {}
@@ -125,27 +125,17 @@ class Adapter:
             fn = nm.build(self)
             if fn is not None:
                 self.normalizers.append((nm.args, nm.out, fn))
-        from ..registry import STRICT_ENV, strict
+        from ..policy import version_verdict
 
-        if placement.kind == "newer" and not strict():
-            _warn_once(
-                (entry.name, "newer"),
-                f"flashinfer-python {self.release} is newer than the newest release "
-                f"fi_compat {self.own_version} knows ({NEWEST}); {entry.dotted} uses the "
-                f"{NEWEST} adapter. Set {STRICT_ENV}=1 to make this an error.",
-            )
-        elif placement.kind in ("prerelease", "between"):
-            _warn_once(
-                (entry.name, placement.kind),
-                f"flashinfer-python {self.release} is not a release fi_compat has tested; "
-                f"{entry.dotted} treats it as {placement.treated_as}.",
-            )
+        v = version_verdict(placement, self.release, entry.since)
+        if v.status == "warn":  # strict mode turns "newer" into an error at call time
+            _warn_once((entry.name, v.code), f"{entry.dotted}: {v.message}")
 
     def build(self, stub: Any) -> Any:
         """The facade function for this release, generated from ``stub``."""
         from .codegen import build
 
-        fn = build(self, stub)
+        fn: Any = build(self, stub)
         e = self.entry
         fn.__doc__ = stub.__doc__
         fn.__annotations__ = stub.__annotations__
@@ -373,7 +363,7 @@ class Adapter:
         e = self.entry
         self.check_kinds(kw)
         if e.validate is not None:
-            dev = e.validate(*(kw[n] for n in e.validate_args))
+            dev: Any = e.validate(*(kw[n] for n in e.validate_args))
             if e.devices is not None and dev not in self.ns["_DEV"]:
                 self.check_device(dev, kw[e.validate_args[0]])
         if e.debug is not None:

@@ -125,9 +125,12 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     checked = [
         t
         for n in adapter.present
-        if n not in slow and n not in tail and n not in e.validate_args
+        if n not in slow
+        and n not in tail
+        and n not in e.validate_args
         and n not in adapter.native_dtypes
-        and (k := e.params[n].kind) is not None and not k.tensor
+        and (k := e.params[n].kind) is not None
+        and not k.tensor
         and (t := _kind_test(n, k, ns))
     ]
     tail_checked = [t for n in tail if (t := _kind_test(n, e.params[n].kind, ns))]
@@ -135,7 +138,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     def lines(validated: bool) -> list[str]:
         if adapter.problem is not None:
             return [f"    {general}"]
-        body = []
+        body = [f"    if {star}:", f"        raise _adapter.too_many_positional({star})"]
         if validated and e.validate is not None:
             call = f"_validate({', '.join(e.validate_args)})"
             if e.devices is not None:
@@ -146,7 +149,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
                 body.append(f"    {call}")
         for i, (args, outs, _fn) in enumerate(adapter.normalizers):
             body.append(f"    {', '.join(outs)}, = _N{i}({', '.join(args)})")
-        conds = ["not kwargs", f"not {star}"]
+        conds = ["not kwargs"]
         for n in adapter.native_dtypes:
             if n in e.validate_args:  # checked to be an integer tensor: cast inline
                 body.append(f"    if {n} is None or {n}.dtype is not _dt_{n}:")
@@ -162,21 +165,21 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             body.append("        except (KeyError, TypeError):")
             body.append(f"            {general}")
         fwd0 = [n for n in adapter.present if n not in tail and n not in omit]
-        tiers = [(guarded + tail, fwd0, [])]
+        tiers: list[tuple[list[str], list[str], list[str]]] = [(guarded + tail, fwd0, [])]
         if tail:
             fwd1 = [n for n in adapter.present if n not in omit]
             tiers.append((guarded, fwd1, tail_checked if validated else []))
         for names, fwd, extra in tiers:
-            args = ", ".join(
+            call_args = ", ".join(
                 f"{adapter.spelling[n]}={'_t_' if n in adapter.enums else ''}{n}" for n in fwd
             )
             tests = [_default_test(n, e.params[n].default) for n in e.order if n in names]
             tests += extra
             if tests:
                 body.append(f"        if {' and '.join(tests)}:")
-                body.append(f"            return _fn({lead}{args})")
+                body.append(f"            return _fn({lead}{call_args})")
             else:
-                body.append(f"        return _fn({lead}{args})")
+                body.append(f"        return _fn({lead}{call_args})")
         body.append(f"    {general}")
         return body
 
@@ -196,7 +199,6 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     fn = ns[e.name]
     adapter.codes = codes
     return fn  # type: ignore[no-any-return]
-
 
 
 def register_sources(adapter: Adapter) -> None:

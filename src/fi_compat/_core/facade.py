@@ -156,4 +156,4 @@ def explain(facade: Any) -> str:
         raise TypeError(f"{facade!r} is not a fi_compat facade")
     d = adapter.describe()
     head = [f"# {k}: {v}" for k, v in d.items() if v not in (None, [], {})]
-    return "\n".join(head) + "\n" + adapter.source
+    return "\n".join(head) + "\n" + str(adapter.source)

@@ -17,6 +17,8 @@ snapshots where a cold path needs them: "written for release X" binding and the
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -67,7 +69,7 @@ def apply(entry: EntryPoint) -> str:
         merged = _merge(spans)
         p.since = None if merged[0][0] == first else merged[0][0]
         p.until = merged[-1][1]
-        p.gaps = tuple((a[1], b[0]) for a, b in zip(merged, merged[1:], strict=False))  # type: ignore[misc]
+        p.gaps = tuple((a[1], b[0]) for a, b in pairwise(merged))  # type: ignore[misc]
     return first
 
 
@@ -84,8 +86,10 @@ def compute(data: dict[str, Any]) -> tuple[str, dict[str, Ranges]]:
                 having.setdefault(name, []).append(r)
     if present != list(KNOWN_RELEASES[KNOWN_RELEASES.index(present[0]) :]):
         raise ValueError(f"{data['entry']}: the entry point has gaps; not supported")
-    nxt = {r: (KNOWN_RELEASES[i + 1] if i + 1 < len(KNOWN_RELEASES) else None)
-           for i, r in enumerate(KNOWN_RELEASES)}
+    nxt = {
+        r: (KNOWN_RELEASES[i + 1] if i + 1 < len(KNOWN_RELEASES) else None)
+        for i, r in enumerate(KNOWN_RELEASES)
+    }
     out: dict[str, Ranges] = {}
     for name, rs in having.items():
         out[name] = _merge([(r, nxt[r]) for r in rs])
@@ -130,8 +134,8 @@ def render() -> str:
     lines.append("")
     lines.append("# first release from which positional calls mean the same as the stable order")
     lines.append("POSITIONAL_FROM: dict[str, str | None] = {")
-    for k, first in sorted(_positional_all().items()):
-        lines.append(f"    {_lit(k)}: {_lit(first)},")
+    for k, since in sorted(_positional_all().items()):
+        lines.append(f"    {_lit(k)}: {_lit(since)},")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -176,8 +180,5 @@ def _positional_from(entry: EntryPoint) -> str | None:
         pos = [back.get(q[0], q[0]) for q in sig if q[1] in ("po", "pk")]
         if entry.receiver is not None and pos[:1] == [entry.receiver]:
             pos = pos[1:]
-        if stable[: len(pos)] == pos:
-            ok_from = ok_from or r
-        else:
-            ok_from = None
+        ok_from = (ok_from or r) if stable[: len(pos)] == pos else None
     return ok_from

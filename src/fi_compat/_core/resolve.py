@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 
 from .. import errors
-from ..registry import NEWEST, STRICT_ENV, strict
+from ..detection import VERSION_SOURCE_ENV
+from ..registry import NEWEST, strict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ MODULE_PACKAGES = {
     "cuda_tile": "cuda-tile",
     "nccl4py": "nccl4py",
 }
-VERSION_SOURCE_ENV = "FI_COMPAT_VERSION_SOURCE"
 
 
 def own_version() -> str:
@@ -65,11 +65,10 @@ def problem_error(a: Adapter) -> Exception | None:
         )
     pl = a.placement
     if pl is not None and pl.kind == "newer" and strict():
-        return errors.UntestedFlashInferVersionError(
-            f"flashinfer-python {a.release} is newer than the newest release fi_compat "
-            f"{own_version()} knows ({NEWEST}) and {STRICT_ENV} is set. Upgrade fi_compat, "
-            f"pin flashinfer-python<={NEWEST}, or unset {STRICT_ENV}."
-        )
+        from ..policy import version_verdict
+
+        v = version_verdict(pl, a.release, e.since)
+        return errors.UntestedFlashInferVersionError(f"{e.dotted}: {v.message}. Fix: {v.fix}.")
     return None
 
 

@@ -371,7 +371,7 @@ class EntryPoint:
         module: str,
         attr: str | None = None,
         params: Sequence[Param],
-        validate: Callable[..., None] | None = None,
+        validate: Callable[..., object] | None = None,
         validate_args: tuple[str, ...] = (),
         prepare: Callable[[], None] | None = None,
         emulations: Sequence[Emulation] = (),

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from .table import EntryPoint
 
+
 def _default_meaning(entry: EntryPoint, name: str, source: str, release: str) -> Any:
     """Release ``release``'s default (its source text) as a stable value; ``NotImplemented``
     when it is no plain literal or enum member."""

@@ -271,28 +271,11 @@ def metadata(det: Detection) -> dict[str, Any]:
     }
 
 
-_chosen: dict[str, Adapter] | None = None
-
-
 def chosen_adapters() -> dict[str, Adapter]:
-    """``fi_compat.adapters(load=True)``, asked once per process: importing the facades
-    imports the ``fi_compat.adapters`` subpackage, whose module object then replaces the
-    function of that name as an attribute of ``fi_compat``."""
-    global _chosen
-    if _chosen is None:
-        import importlib
+    """The adapter of every facade function (``fi_compat.adapters(load=True)``)."""
+    import fi_compat
 
-        import fi_compat
-
-        get: Any = fi_compat.adapters
-        if callable(get):
-            _chosen = get(load=True)
-        else:  # the subpackage shadows it: import the facades, ask the call path directly
-            for name in fi_compat.FACADES:
-                importlib.import_module(f"fi_compat.{name}")
-            _chosen = importlib.import_module("fi_compat._core").adapters()
-    assert _chosen is not None
-    return _chosen
+    return fi_compat.adapters(load=True)
 
 
 def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:

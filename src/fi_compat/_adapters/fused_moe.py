@@ -24,7 +24,7 @@ Read from the released sources (``pip download flashinfer-python==V``,
   ``use_shuffled_weight``'s flipped before and the call should say what it means);
   ``use_fused_finalize=None`` is resolved the way 0.7.4 does on 0.6.15-0.7.3.
 * ``hidden_states_scale``, ``hidden_states_scale_layout`` and ``routing_logits`` are
-  normalised per release (:mod:`fi_compat.adapters._moe_scales`).
+  normalised per release (:mod:`fi_compat._adapters._moe_scales`).
 * No optional dependency: ``flashinfer.fused_moe`` imports without ``nvidia-cutlass-dsl``
   on every release (checked in the release matrix: 0.6.16 and 0.6.18 without it);
   with it on a CPU-only torch, 0.6.15-0.7.0.post1 fail in ``import flashinfer``
@@ -170,9 +170,7 @@ def _do_finalize() -> Param:
 
 
 def _tune() -> Param:
-    return Param(
-        "tune_max_num_tokens", hint=True, explicit=True, note="autotuner range only"
-    )
+    return Param("tune_max_num_tokens", hint=True, explicit=True, note="autotuner range only")
 
 
 def _tile() -> Param:
@@ -252,8 +250,6 @@ def _entry(name: str, params: list[Param], **kw: Any) -> EntryPoint:
     for c in copies:
         c.entry = e
     return e
-
-
 
 
 def _fp4_params(routed: bool) -> list[Param]:
@@ -614,9 +610,7 @@ SPECS: dict[str, EntryPoint] = {
         ),
         _trtllm("trtllm_bf16_moe", _bf16_params(False), RoutingLogits(strict=False)),
         _trtllm("trtllm_bf16_routed_moe", _bf16_params(True), PackedRouting(_PAIRS)),
-        _trtllm(
-            "trtllm_mxint4_block_scale_moe", _mxint4_params(), RoutingLogits(strict=False)
-        ),
+        _trtllm("trtllm_mxint4_block_scale_moe", _mxint4_params(), RoutingLogits(strict=False)),
         _entry(
             "cutlass_fused_moe",
             _cutlass_params(),

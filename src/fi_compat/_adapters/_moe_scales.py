@@ -214,6 +214,7 @@ def _diagnose_cutlass(where: str, x: Any, experts: Any, scales: Any) -> None:
 
 # -- normalisation -------------------------------------------------------------------
 
+
 class RoutingLogits(Normalizer):
     """``routing_logits`` in the dtype the release's launcher accepts for the routing
     method (see the module docstring).  ``strict``: the FP8 launchers, which before
@@ -539,7 +540,9 @@ def debug_cutlass(adapter: Adapter, kw: dict[str, Any]) -> None:
     """``FI_COMPAT_DEBUG=1``: ``token_selected_experts`` lie in ``[0, experts * ep_size)``."""
     w = kw["fc1_expert_weights"]
     total = int(w.shape[0]) * int(kw["ep_size"])
-    _ids_in_range(adapter.entry.dotted, "token_selected_experts", kw["token_selected_experts"], total)
+    _ids_in_range(
+        adapter.entry.dotted, "token_selected_experts", kw["token_selected_experts"], total
+    )
 
 
 def _ids_in_range(where: str, name: str, ids: Any, n: int) -> None:

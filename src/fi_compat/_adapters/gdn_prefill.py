@@ -233,8 +233,7 @@ def debug_values(adapter: Adapter, kw: dict[str, Any]) -> None:
         )
     if int(vals[-1]) != t:
         raise InvalidArgumentError(
-            f"{where}: cu_seqlens must end at total_seq_len = q.shape[0] = {t}, got "
-            f"{int(vals[-1])}"
+            f"{where}: cu_seqlens must end at total_seq_len = q.shape[0] = {t}, got {int(vals[-1])}"
         )
     for name in ("cu_seqlens", "checkpoint_cu_starts"):
         x = kw[name]
