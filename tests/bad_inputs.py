@@ -36,6 +36,7 @@ NATURAL: dict[type[Exception], type[Exception]] = {
     errors.MissingArgumentError: TypeError,
     errors.UnsupportedParameterError: TypeError,
     errors.PositionalMismatchError: TypeError,
+    errors.UnknownArgumentError: TypeError,
     errors.FlashInferNotInstalledError: ImportError,
     errors.UnsupportedFlashInferVersionError: ImportError,
     errors.UntestedFlashInferVersionError: ImportError,

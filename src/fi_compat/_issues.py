@@ -90,9 +90,9 @@ ISSUES: tuple[dict[str, object], ...] = (
         "arch": "any",
         "feature": "import",
         "kind": "import",
-        "summary": "with tensor parallelism >= 2, importing FlashInfer 0.6.16.post3 breaks (seed "
+        "summary": "with tensor parallelism >= 2, importing FlashInfer 0.6.16.post3 breaks (a user "
         "report; the same release also removed cutlass_fused_moe's use_wfp4afp8_humming)",
-        "ref": "seed report (no upstream reference recorded)",
+        "ref": "user report (no upstream reference recorded)",
         "workaround": "pip install 'flashinfer-python==0.6.16.post4' or '>=0.6.17'",
         "confirmed": True,
     },
@@ -170,9 +170,9 @@ ISSUES: tuple[dict[str, object], ...] = (
         "arch": "any",
         "feature": "runtime",
         "kind": "hang",
-        "summary": "models sometimes stall with GPU 0 at 100 % utilisation (seed report, "
+        "summary": "models sometimes stall with GPU 0 at 100 % utilisation (a user report, "
         "unconfirmed upstream)",
-        "ref": "seed report (unconfirmed)",
+        "ref": "user report (unconfirmed upstream)",
         "workaround": "if it happens, capture py-spy dump + nvidia-smi and compare with 0.6.17",
         "confirmed": False,
     },
@@ -183,7 +183,7 @@ ISSUES: tuple[dict[str, object], ...] = (
         "feature": "memory",
         "kind": "memory",
         "summary": "GPT-OSS evaluation ran out of memory with the default memory utilisation",
-        "ref": "seed report",
+        "ref": "user report (no upstream reference recorded)",
         "workaround": "vLLM: --gpu-memory-utilization 0.85",
         "confirmed": True,
     },

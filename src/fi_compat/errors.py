@@ -98,3 +98,9 @@ class UnsupportedDeviceError(FiCompatError, ValueError):
 class FiCompatDeprecationWarning(FiCompatWarning, DeprecationWarning):
     """A stable parameter or facade is deprecated; the message names the replacement and
     the fi_compat major release that removes it."""
+
+
+class UnknownArgumentError(FiCompatError, TypeError):
+    """A keyword argument neither the stable signature nor the installed release has
+    (a misspelling, or an option of another release); the message names the closest
+    names.  A ``TypeError``, as Python's own "unexpected keyword argument"."""

@@ -8,7 +8,7 @@ Read from the released sources (``flashinfer/fused_moe/core.py`` and
   ``ue8m0`` scale per 32): every release's Python runner asserts
   ``hidden_states_scale.dim() == 2 and shape[0] == num_tokens`` (0.5.0 ``core.py``
   l. 1016, 0.6.7 l. 968, 0.6.8 autotuner); callers who kept the flat 1-D buffer of
-  0.6.7-era code (the seed's ``test_trtllm_gen_mxfp4_fused_moe``) get it viewed as
+  0.6.7-era code (e.g. an MXFP4 MoE test written for 0.6.7) get it viewed as
   ``[tokens, hidden // block]`` (a view, never a copy).
 * **FP8 block scales, DeepSeek FP8** (``trtllm_fp8_block_scale_*``, the default
   ``fp8_quantization_type``): the kernel reads float32 ``[hidden // 128, tokens]``
@@ -140,17 +140,34 @@ def validate_trtllm(where: str, *, routed: bool) -> Callable[..., Any]:
     return check
 
 
-def _routed_ok(topk: Any, tokens: int, top_k: int, dev: int) -> bool:
-    if type(topk) is tuple:  # (topk_ids, topk_weights), 0.6.x+
-        return len(topk) == 2 and all(_routed_ok(t, tokens, top_k, dev) for t in topk)
+def _routed_ok(topk: Any, tokens: int, top_k: int, dev: int, ids: bool = True) -> bool:
+    """``topk_ids``: integer ``[tokens, top_k]`` ids (one packed int32 tensor), or a pair
+    of ids and float weights of that shape."""
+    if type(topk) is tuple:  # (topk_ids, topk_weights)
+        return (
+            len(topk) == 2
+            and _routed_ok(topk[0], tokens, top_k, dev)
+            and _routed_ok(topk[1], tokens, top_k, dev, ids=False)
+        )
     s = topk.shape
-    return len(s) == 2 and s[0] == tokens and s[1] == top_k and topk.get_device() == dev
+    return (
+        len(s) == 2
+        and s[0] == tokens
+        and s[1] == top_k
+        and topk.get_device() == dev
+        and (not ids or not topk.dtype.is_floating_point)
+    )
 
 
 def _shape(x: Any) -> str:
     if _is_tensor(x):
         return f"{tuple(x.shape)} {x.dtype}"
     return f"a {type(x).__name__}" + (" (not a torch.Tensor)" if hasattr(x, "shape") else "")
+
+
+def _need_tensor(where: str, name: str, x: Any) -> None:
+    if not _is_tensor(x):
+        raise InvalidArgumentError(f"{where}: {name} must be a torch.Tensor, got {_shape(x)}")
 
 
 def _is_tensor(x: Any) -> bool:
@@ -182,6 +199,11 @@ def _diagnose(where: str, routed: bool, first: Any, hidden: Any, ne: Any, k: Any
             dims = "[num_tokens, top_k]" if routed else "[num_tokens, num_experts]"
             raise InvalidArgumentError(
                 f"{where}: {label} must have shape {dims} = {want}, got {_shape(x)}"
+            )
+        if routed and i == 0 and x.dtype.is_floating_point:
+            raise InvalidArgumentError(
+                f"{where}: {label} holds expert ids: an integer dtype (int32; one tensor packs "
+                f"(expert_id << 16) | bf16(weight)), got {x.dtype}"
             )
         if x.get_device() != hidden.get_device() or x.device != hidden.device:
             raise InvalidArgumentError(
@@ -237,7 +259,12 @@ class RoutingLogits(Normalizer):
         if len(self.args) == 3:
 
             def logits_on_input(rl: Any, rmt: Any, on_input: Any) -> tuple[Any, ...]:
-                return (rule(rl, rmt, bool(on_input)),)
+                if on_input is not True and on_input is not False:  # never bool(tensor)
+                    raise InvalidArgumentError(
+                        f"{adapter.entry.dotted}: use_routing_scales_on_input must be a "
+                        f"bool, got {_shape(on_input)}"
+                    )
+                return (rule(rl, rmt, on_input),)
 
             return logits_on_input
 
@@ -263,7 +290,7 @@ class Fp4Scales(Normalizer):
         def fp4_scales(hidden: Any, scale: Any, layout: Any) -> tuple[Any, ...]:
             if scale is None:
                 return None, _layout(adapter, where, None, layout, has_layout)
-            s = scale.shape  # the conforming case inline: 2-D, one-byte, per block
+            s: Any = getattr(scale, "shape", ())  # the conforming case inline: 2-D, one-byte
             if layout is None and len(s) == 2 and scale.dtype in _ONE_BYTE:
                 hs = hidden.shape
                 hd = hidden.dtype
@@ -420,7 +447,7 @@ def _fp4_scale(where: str, hidden: Any, scale: Any) -> Any:
     """FP4-path activation scales as ``[tokens, hidden // block]`` (a view)."""
     if scale is None:
         return None
-    s = scale.shape
+    s: Any = getattr(scale, "shape", ())
     if len(s) == 2:  # the conforming case in a few attribute reads
         hs = hidden.shape
         hd = hidden.dtype
@@ -432,6 +459,7 @@ def _fp4_scale(where: str, hidden: Any, scale: Any) -> Any:
 
 def _fp4_scale_slow(where: str, hidden: Any, scale: Any) -> Any:
     d = _dtypes()
+    _need_tensor(where, "hidden_states_scale", scale)
     hd = hidden.dtype
     t, cols = hidden.shape[0], hidden.shape[1]
     if hd is d["u8"]:
@@ -462,7 +490,7 @@ def _fp4_scale_slow(where: str, hidden: Any, scale: Any) -> Any:
 
 def _fp8_block_scale(where: str, hidden: Any, scale: Any) -> Any:
     """DeepSeek-FP8 activation scales as float32 ``[hidden // 128, tokens]``."""
-    if scale is not None and scale.dtype is _F32:
+    if getattr(scale, "dtype", None) is _F32:
         s, hs = scale.shape, hidden.shape
         if len(s) == 2 and s[1] == hs[0] and s[0] == hs[1] // 128:
             return scale  # native
@@ -471,6 +499,7 @@ def _fp8_block_scale(where: str, hidden: Any, scale: Any) -> Any:
             f"{where}: hidden_states_scale is required (float32 [hidden // 128, num_tokens])"
         )
     d = _dtypes()
+    _need_tensor(where, "hidden_states_scale", scale)
     t, h = hidden.shape[0], hidden.shape[1]
     k = h // 128
     s = scale.shape

@@ -295,14 +295,17 @@ class GateConventions(Emulation):
             return False
         return any(not is_default(kw[n], d) for n, d in _GATE_DEFAULTS.items())
 
-    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+    def may_apply(self, p: Any) -> bool:
+        return True  # emulated before 0.7.4, checked (as 0.7.4 checks) from 0.7.4 on
+
+    def check(self, adapter: Adapter, kw: dict[str, Any]) -> None:
+        """0.7.4's ``validate_gate_inputs``: the same checks, in the same order."""
         import torch
 
         where = f"fi_compat.gdn_prefill.{NAME}"
         g, beta = kw["g"], kw["beta"]
         domain, in_kernel = kw["gate_domain"], bool(kw["use_gate_in_kernel"])
         a_log, dt_bias, logit = kw["A_log"], kw["dt_bias"], bool(kw["beta_is_logit"])
-        # the same checks, in the same order, as 0.7.4's validate_gate_inputs
         if domain not in ("linear", "log"):
             raise InvalidArgumentError(
                 f"{where}: gate_domain must be 'linear' or 'log', got {domain!r}"
@@ -334,6 +337,15 @@ class GateConventions(Emulation):
         ):
             if x is not None and x.dtype not in ok:
                 raise InvalidArgumentError(f"{where}: unsupported {n} dtype {x.dtype}")
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        import torch
+
+        self.check(adapter, kw)
+        g, beta = kw["g"], kw["beta"]
+        in_kernel = bool(kw["use_gate_in_kernel"])
+        a_log, dt_bias, logit = kw["A_log"], kw["dt_bias"], bool(kw["beta_is_logit"])
+        domain = kw["gate_domain"]
         if in_kernel:
             log_alpha = -torch.exp(a_log.float()) * torch.nn.functional.softplus(
                 g.float() + dt_bias.float()

@@ -373,7 +373,12 @@ class Adapter:
                 e.debug(self, kw)
         for args, outs, fn in self.normalizers:
             kw.update(zip(outs, fn(*(kw[n] for n in args)), strict=True))
-        active = [em for em in e.emulations.values() if em.needed(self, kw)]
+        active = []
+        for em in e.emulations.values():
+            if em.needed(self, kw):
+                active.append(em)
+            elif any(not is_default(kw[n], e.params[n].default) for n in em.params):
+                em.check(self, kw)  # served natively: the same checks, the same errors
         served = {n for em in active for n in em.params}
         pl = self.placement
         assert pl is not None
@@ -409,8 +414,38 @@ class Adapter:
         spelling = self.spelling
         call = {spelling[n]: v for n, v in call.items()}
         if extra:
+            self.check_extra(extra)
             call.update(extra)
         return call, states
+
+    def check_extra(self, extra: dict[str, Any]) -> None:
+        """Keywords outside the stable signature go to FlashInfer as they are, if the
+        installed release has them (options fi_compat does not know yet); a name no
+        snapshot of this release has is a typed error with the closest names."""
+        from . import facts
+
+        pl = self.placement
+        if pl is None or pl.kind != "known":
+            return  # a release fi_compat has no snapshot of: FlashInfer decides
+        sig = facts.signature(self.entry, pl.treated_as or str(self.release))
+        names = {q[0] for q in sig or []}
+        if sig and any(q[1] == "vk" for q in sig):
+            return  # the release takes **kwargs itself
+        unknown = [k for k in extra if k not in names]
+        if unknown:
+            import difflib
+
+            known = [*self.entry.order, *sorted(names - set(self.spelling.values()))]
+            hints = {k: difflib.get_close_matches(k, known, n=2) for k in unknown}
+            said = "; ".join(
+                f"{k!r}" + (f" (did you mean {' or '.join(map(repr, h))}?)" if h else "")
+                for k, h in hints.items()
+            )
+            raise errors.UnknownArgumentError(
+                f"{self.entry.dotted}: unknown keyword argument {said}: neither the stable "
+                f"signature nor flashinfer-python {self.release}'s {self.entry.qualname} "
+                f"has it"
+            )
 
     def call_general(
         self,

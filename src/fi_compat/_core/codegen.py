@@ -121,7 +121,9 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     if e.validate is not None:
         ns["_validate"] = adapter.cold_validate
     ns["_DEV"] = frozenset()  # CUDA device indices this release was found to serve
-    # forwarded scalars of a checkable kind (tensors are the metadata checks' business)
+    # forwarded arguments of a checkable kind that the metadata checks do not read
+    # (``type(x) is torch.Tensor``; a subclass such as a Parameter takes the general path)
+    normalized_in = {n for args, _, _ in adapter.normalizers for n in args}
     checked = [
         t
         for n in adapter.present
@@ -129,9 +131,8 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         and n not in tail
         and n not in e.validate_args
         and n not in adapter.native_dtypes
-        and (k := e.params[n].kind) is not None
-        and not k.tensor
-        and (t := _kind_test(n, k, ns))
+        and n not in normalized_in
+        and (t := _kind_test(n, e.params[n].kind, ns))
     ]
     tail_checked = [t for n in tail if (t := _kind_test(n, e.params[n].kind, ns))]
 
@@ -151,11 +152,11 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             body.append(f"    {', '.join(outs)}, = _N{i}({', '.join(args)})")
         conds = ["not kwargs"]
         for n in adapter.native_dtypes:
-            if n in e.validate_args:  # checked to be an integer tensor: cast inline
-                body.append(f"    if {n} is None or {n}.dtype is not _dt_{n}:")
+            if n in e.validate_args:  # required in practice: cast inline (cast() explains)
+                body.append(f"    if type({n}) is not _T or {n}.dtype is not _dt_{n}:")
                 body.append(f"        {n} = _adapter.cast({n!r}, {n})")
             else:
-                conds.append(f"({n} is None or {n}.dtype is _dt_{n})")
+                conds.append(f"({n} is None or (type({n}) is _T and {n}.dtype is _dt_{n}))")
         if validated:
             conds += checked
         body.append(f"    if {' and '.join(conds)}:")

@@ -139,6 +139,8 @@ def parse_kind(annotation: object, enum_names: frozenset[str]) -> Kind | None:
             types.append(_ATOMS[part])
         elif part in ("Tensor", "torch.Tensor"):
             kind.tensor = True
+        elif part.startswith(("Sequence[", "list[", "tuple[")):
+            types += [list, tuple]  # the items are FlashInfer's business
         elif part in enum_names:
             kind.enum = part
         elif part.startswith("Literal[") and part.endswith("]"):
@@ -292,7 +294,10 @@ class Emulation:
       parameters are present)?  If so the fast path requires them at their defaults;
     * ``before(adapter, kw)``: rewrite ``kw`` into a call the release accepts; returns
       state for ``after``;
-    * ``after(adapter, kw, result, state)``: rewrite the result.
+    * ``after(adapter, kw, result, state)``: rewrite the result;
+    * ``check(adapter, kw)``: the consistency checks of its parameters, run whenever one
+      is not at its default, also where the release serves them natively (so the same
+      mistake gives the same error on every release).
     """
 
     name = ""
@@ -314,6 +319,9 @@ class Emulation:
 
     def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
         return result
+
+    def check(self, adapter: Adapter, kw: dict[str, Any]) -> None:
+        return None
 
 
 class Normalizer:
