@@ -19,7 +19,9 @@ that release, with ``FI_COMPAT_CELL*`` variables saying what the cell expects:
 * ``import-crash``: with the DSL on a CPU-only torch the import raises AssertionError
   (0.6.15-0.7.0.post1); the live contract of those releases runs on the GPU machine.
 
-The report (stdout and ``.matrix/report.json``) lists every cell with its outcome.
+The doctor/info contract (subprocesses that import FlashInfer) runs only in
+``DOCTOR_CELLS``, one cell per import outcome.  The report (stdout and
+``.matrix/report.json``) lists every cell with its outcome.
 """
 
 from __future__ import annotations
@@ -56,6 +58,16 @@ CELLS: list[tuple[str, bool, str]] = [
     ("0.7.0", True, "import-crash"),
     ("0.7.4", True, "live"),
 ]
+# cells that also run the doctor/info contract (subprocesses importing FlashInfer, ~50 s a
+# cell): one of each import outcome, the oldest and newest live release
+DOCTOR_CELLS = {
+    ("0.6.7", False, "cubin-mismatch"),
+    ("0.5.0", False, "live"),
+    ("0.6.7", False, "live"),
+    ("0.6.18", False, "dsl-missing"),
+    ("0.7.0", True, "import-crash"),
+    ("0.7.4", True, "live"),
+}
 # what `import flashinfer` needs on a CPU host with --no-deps (flashinfer-api-history.md §3)
 COMMON = [
     "apache-tvm-ffi==0.1.15.post2",
@@ -121,6 +133,7 @@ def cell_env(release: str, dsl: bool, expect: str) -> dict[str, str]:
     env["FI_COMPAT_CELL"] = release
     env["FI_COMPAT_CELL_DSL"] = "1" if dsl else "0"
     env["FI_COMPAT_CELL_EXPECT"] = expect
+    env["FI_COMPAT_CELL_DOCTOR"] = "1" if (release, dsl, expect) in DOCTOR_CELLS else "0"
     env.setdefault("FLASHINFER_WORKSPACE_BASE", str(MATRIX / "ws"))
     return env
 

@@ -255,3 +255,27 @@ def test_stable_enum_is_what_the_fast_path_takes() -> None:
     assert spy.raw_kwargs[-1]["routing_method_type"] == release_value(
         adapter, "routing_method_type", "TopK"
     )
+
+
+def test_written_for_keeps_a_default_whose_meaning_changed() -> None:
+    """``use_fused_finalize`` defaults to True in 0.6.15-0.7.3 and to None ("fused unless
+    deterministic") in 0.7.4: code written for 0.6.15 keeps True on 0.7.4, the stable
+    call gets 0.7.4's choice; a default the target lacks is not carried (0.6.7)."""
+    name = "cutlass_fused_moe"
+    f, spy, _ = moe_facade(name, "0.7.4")
+    torch.use_deterministic_algorithms(True)
+    try:
+        f(**args(name))
+        assert spy.raw_kwargs[-1].get("use_fused_finalize") is None  # 0.7.4 decides
+        binder(f, "0.6.15")(**args(name))
+        assert spy.raw_kwargs[-1]["use_fused_finalize"] is True
+    finally:
+        torch.use_deterministic_algorithms(False)
+    old, spy_old, _ = moe_facade(name, "0.6.7")
+    binder(old, "0.6.15")(**args(name))
+    assert "use_fused_finalize" not in spy_old.raw_kwargs[-1]
+    pt, spy_pt, _ = moe_facade("trtllm_fp8_per_tensor_scale_moe", "0.5.0")
+    binder(pt, "0.5.0")(**args("trtllm_fp8_per_tensor_scale_moe"))
+    assert spy_pt.raw_kwargs[-1]["tile_tokens_dim"] == 8  # 0.5.0's default, as written
+    pt(**args("trtllm_fp8_per_tensor_scale_moe"))
+    assert spy_pt.raw_kwargs[-1]["tile_tokens_dim"] is None

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -28,7 +29,14 @@ from moe_helpers import ENTRIES, args, moe_facade
 from spy import Spy, snapshot_signature
 
 NAMES = ["gdn", *ENTRIES]
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomized (the same examples every CI run); FI_COMPAT_HYPOTHESIS_RANDOM=1 explores,
+# FI_COMPAT_HYPOTHESIS_EXAMPLES sets how many
+SETTINGS = settings(
+    derandomize=os.environ.get("FI_COMPAT_HYPOTHESIS_RANDOM") is None,
+    max_examples=int(os.environ.get("FI_COMPAT_HYPOTHESIS_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 # optional parameters and the values that mean "as if not given" on every release
 # (the default, a neutral value, or a hint); values here must be valid everywhere

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from .table import Kind
 
 NOTYET: Any = type("NotYet", (), {"__repr__": lambda self: "<bound at the first call>"})()
-_FLOAT = frozenset((float, int))
 
 
 def _default_test(n: str, default: object) -> str:
@@ -44,7 +43,9 @@ def _default_test(n: str, default: object) -> str:
 
 
 def _kind_test(n: str, k: Kind | None, ns: dict[str, Any]) -> str | None:
-    """A cheap test that ``n`` has its stable kind (None: not checkable cheaply here)."""
+    """A cheap test that ``n`` has its stable kind (None: not checkable cheaply here).
+    Exact types only (``type(x) is int``): subclasses take the general path, which
+    accepts what :meth:`Kind.accepts` accepts."""
     if k is None or k.enum is not None:
         return None
     parts = []
@@ -53,14 +54,15 @@ def _kind_test(n: str, k: Kind | None, ns: dict[str, Any]) -> str | None:
         parts.append(f"{n} is None")
     if bool in types:
         parts.append(f"{n} is True or {n} is False")
-    if float in types:
-        ns["_FLOAT"] = _FLOAT
-        parts.append(f"type({n}) in _FLOAT")
-    elif int in types:
-        parts.append(f"type({n}) is int")
-    if str in types:
-        parts.append(f"type({n}) is str")
-    elif k.literals:
+    exact = {t for t in types if t is not type(None) and t is not bool}
+    if float in exact:
+        exact.add(int)
+    if len(exact) == 1:
+        parts.append(f"type({n}) is {next(iter(exact)).__name__}")
+    elif exact:
+        ns["_K_" + n] = frozenset(exact)
+        parts.append(f"type({n}) in _K_{n}")
+    if k.literals and str not in exact:
         ns["_L_" + n] = frozenset(k.literals)
         parts.append(f"(type({n}) is str and {n} in _L_{n})")
     if k.tensor:
@@ -123,7 +125,6 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     ns["_DEV"] = frozenset()  # CUDA device indices this release was found to serve
     # forwarded arguments of a checkable kind that the metadata checks do not read
     # (``type(x) is torch.Tensor``; a subclass such as a Parameter takes the general path)
-    normalized_in = {n for args, _, _ in adapter.normalizers for n in args}
     checked = [
         t
         for n in adapter.present
@@ -131,7 +132,6 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         and n not in tail
         and n not in e.validate_args
         and n not in adapter.native_dtypes
-        and n not in normalized_in
         and (t := _kind_test(n, e.params[n].kind, ns))
     ]
     tail_checked = [t for n in tail if (t := _kind_test(n, e.params[n].kind, ns))]
@@ -165,7 +165,16 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             body += [f"            _t_{n} = _E_{n}[{n}]" for n in adapter.enums]
             body.append("        except (KeyError, TypeError):")
             body.append(f"            {general}")
-        fwd0 = [n for n in adapter.present if n not in tail and n not in omit]
+        # at their defaults (tested just below), parameters a later release added are
+        # left out of the call: the release's own default is the same (snapshot tests)
+        later = {
+            n for n in adapter.present if e.params[n].since is not None and not e.params[n].explicit
+        }
+        fwd0 = [
+            n
+            for n in adapter.present
+            if n not in omit and not (n in later and (n in tail or n in guarded))
+        ]
         tiers: list[tuple[list[str], list[str], list[str]]] = [(guarded + tail, fwd0, [])]
         if tail:
             fwd1 = [n for n in adapter.present if n not in omit]

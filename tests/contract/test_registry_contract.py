@@ -1,0 +1,52 @@
+"""Every facade in the one registry (``fi_compat.facades.FACADES``) against the release
+of the cell: its FlashInfer module imports (or fails the documented way), each entry
+point the release has resolves to the real function, whose live signature is the
+snapshot's, and the facade's adapter forwards exactly the live parameters."""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+import pytest
+
+from fi_compat import errors
+from fi_compat.detection import Distribution
+from fi_compat.facades import FACADES, entry_points
+from fi_compat.registry import at_least, place
+from spy import snapshot_signature
+
+CELL = os.environ.get("FI_COMPAT_CELL")
+EXPECT = os.environ.get("FI_COMPAT_CELL_EXPECT", "live")
+pytestmark = [
+    pytest.mark.contract,
+    pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
+]
+
+
+@pytest.mark.parametrize("module", list(FACADES))
+def test_every_registered_entry_point_resolves_to_its_snapshot(module: str) -> None:
+    assert CELL is not None
+    checked = 0
+    here = [e for e in entry_points(module) if at_least(place(CELL), e.since)]
+    if not here:
+        pytest.skip(f"fi_compat.{module} has no entry point in flashinfer-python {CELL}")
+    for e in here:
+        a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
+        try:
+            fn = a.resolve()
+        except errors.FlashInferImportError:
+            # the documented import outcomes of this cell (tools/matrix.py WHAT)
+            assert EXPECT != "live" or module != "fused_moe", (module, e.name)
+            continue
+        live = inspect.signature(fn)
+        snap = snapshot_signature(CELL, e)
+        assert [(p.name, p.kind) for p in live.parameters.values()] == [
+            (p.name, p.kind) for p in snap.parameters.values()
+        ], e.name
+        forwarded = {a.spelling[n] for n in a.present}
+        named = {p.name for p in live.parameters.values() if p.kind not in (p.VAR_KEYWORD,)}
+        assert forwarded == named, (e.name, forwarded ^ named)
+        checked += 1
+    if EXPECT == "live":
+        assert checked, module
