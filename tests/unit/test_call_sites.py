@@ -279,3 +279,32 @@ def test_written_for_keeps_a_default_whose_meaning_changed() -> None:
     assert spy_pt.raw_kwargs[-1]["tile_tokens_dim"] == 8  # 0.5.0's default, as written
     pt(**args("trtllm_fp8_per_tensor_scale_moe"))
     assert spy_pt.raw_kwargs[-1]["tile_tokens_dim"] is None
+
+
+def test_a_pool_without_output_state_is_one_error_on_every_release() -> None:
+    """``state_indices`` with ``output_final_state=True`` and no ``output_state``: the same
+    ``MissingArgumentError`` before the call where fi_compat emulates pools (CPU here,
+    every release) and where the release serves them natively (SM90 on 0.7.x)."""
+    from fi_compat._device import assume_capability
+    from helpers import facade_for, inputs
+    from spy import Spy, snapshot_signature
+
+    for release in ("0.6.7", "0.6.16", "0.7.0", "0.7.4"):
+        for cc in ((8, 0), (9, 0), (10, 0)):
+            spy = Spy(snapshot_signature(release))
+            fn, _ = facade_for(release, spy)
+            x = inputs()
+            with assume_capability(cc), pytest.raises(errors.MissingArgumentError, match="pool"):
+                fn(
+                    x["q"],
+                    x["k"],
+                    x["v"],
+                    x["g"],
+                    x["beta"],
+                    None,
+                    torch.zeros(4, 4, 16, 16),
+                    True,
+                    x["cu_seqlens"],
+                    state_indices=torch.tensor([0, 1], dtype=torch.int32),
+                )
+            assert spy.calls == [], (release, cc)

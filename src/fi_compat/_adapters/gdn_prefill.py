@@ -412,9 +412,9 @@ class StatePool(Emulation):
         sm = "/".join(f"SM{m}x" for m in sorted(majors))
         return f"`state_indices` native on {sm}, emulated elsewhere"
 
-    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
-        import torch
-
+    def check(self, adapter: Adapter, kw: dict[str, Any]) -> None:
+        """The pool's consistency, before any call, emulated or native (the native
+        releases raise ValueError inside FlashInfer for the same mistakes)."""
         where = f"fi_compat.gdn_prefill.{NAME}"
         idx = kw["state_indices"]
         num_seqs = kw["cu_seqlens"].shape[0] - 1
@@ -423,13 +423,19 @@ class StatePool(Emulation):
                 f"{where}: state_indices must be an integer tensor of shape ({num_seqs},) "
                 f"(one pool row per sequence), got {tuple(idx.shape)} {idx.dtype}"
             )
-        pool_in, pool_out = kw["initial_state"], kw["output_state"]
-        want_final = bool(kw["output_final_state"])
-        if want_final and pool_out is None:
+        if kw["output_final_state"] and kw["output_state"] is None:
             raise MissingArgumentError(
                 f"{where}: state_indices with output_final_state=True needs the output_state "
                 f"pool ([N_pool, H, V, K]) to write into (as FlashInfer >=0.6.16 requires)"
             )
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        import torch
+
+        self.check(adapter, kw)
+        idx = kw["state_indices"]
+        pool_in, pool_out = kw["initial_state"], kw["output_state"]
+        want_final = bool(kw["output_final_state"])
         idx64 = idx if idx.dtype is torch.int64 else idx.to(torch.int64)
         if pool_in is not None:
             kw["initial_state"] = pool_in.index_select(0, idx64).to(torch.float32)
