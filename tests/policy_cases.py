@@ -155,7 +155,9 @@ def case_present_parameters_pass_through(release: str, make: Make) -> None:
     f, spy = make()
     x = inputs()
     base = dict(q=x["q"], k=x["k"], v=x["v"], cu_seqlens=x["cu_seqlens"])
-    values: dict[str, Any] = {"use_qk_l2norm_in_kernel": True, "scale": 0.5}
+    values: dict[str, Any] = {"scale": 0.5}
+    if at_least(place(release), "0.7.1"):  # older releases: emulated (case_qk_l2norm_...)
+        values["use_qk_l2norm_in_kernel"] = True
     if has(release, "use_cp"):
         values["use_cp"] = False
     if has(release, "max_seqlen"):
@@ -177,6 +179,34 @@ def case_unknown_keywords_are_refused(release: str, make: Make) -> None:
     with pytest.raises(errors.UnknownArgumentError, match="not_a_flashinfer_option"):
         f(x["q"], x["k"], x["v"], cu_seqlens=x["cu_seqlens"], not_a_flashinfer_option=1)
     assert spy.calls == []
+
+
+def case_qk_l2norm_means_the_same_everywhere(release: str, make: Make) -> None:
+    """``use_qk_l2norm_in_kernel=True``: 0.7.1+ normalise q and k themselves (the flag is
+    forwarded, q untouched); older releases ignore the flag, so fi_compat hands them
+    q and k normalised by 0.7.1's formula and the flag as False."""
+    f, spy = make()
+    x = inputs()
+    f(
+        x["q"],
+        x["k"],
+        x["v"],
+        x["g"],
+        x["beta"],
+        cu_seqlens=x["cu_seqlens"],
+        use_qk_l2norm_in_kernel=True,
+    )
+    sent = spy.raw_kwargs[-1]
+    if at_least(place(release), "0.7.1"):
+        assert sent["use_qk_l2norm_in_kernel"] is True and sent["q"] is x["q"]
+        return
+    assert sent["use_qk_l2norm_in_kernel"] is False
+    for n in ("q", "k"):
+        xf = x[n].float()
+        want = (xf * torch.rsqrt((xf * xf).sum(-1, keepdim=True) + 1e-6)).to(x[n].dtype)
+        assert torch.equal(sent[n], want), n
+        assert torch.allclose(sent[n].float().norm(dim=-1), torch.ones(()), atol=1e-2)
+    assert sent["v"] is x["v"]
 
 
 def case_gate_conventions(release: str, make: Make) -> None:
@@ -315,6 +345,7 @@ CASES = [
     case_value_needs_newer_release,
     case_present_parameters_pass_through,
     case_unknown_keywords_are_refused,
+    case_qk_l2norm_means_the_same_everywhere,
     case_gate_conventions,
     case_state_indices,
     case_validation_before_launch,

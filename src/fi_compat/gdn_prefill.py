@@ -87,7 +87,11 @@ def _chunk_gated_delta_rule(
         kernels take int64; int32 is cast), **int32 for 0.7.0+** (int32 launch metadata;
         int64 is cast, keeping one compiled kernel variant instead of two).
     use_qk_l2norm_in_kernel : bool
-        L2-normalise q and k inside the kernel.
+        L2-normalise q and k before the recurrence.  Honoured by FlashInfer from 0.7.1
+        (``normalize_qk`` before dispatch); 0.6.0-0.7.0 accept and ignore it, so
+        fi_compat applies 0.7.1's formula there (float32 rows, ``rsqrt(sum(x^2) +
+        1e-6)``, rounded to q's dtype) and passes ``False``: the same result on every
+        release.
     output, output_state : torch.Tensor, optional
         Preallocated output ``[total_seq_len, num_sab_heads, head_size]`` and final state.
     state_checkpoints, checkpoint_cu_starts, checkpoint_every_n_tokens

@@ -29,7 +29,7 @@ if not torch.cuda.is_available():  # pragma: no cover - CPU hosts
     pytest.skip("needs a CUDA GPU", allow_module_level=True)
 
 try:
-    import flashinfer.gdn_prefill  # noqa: F401
+    import flashinfer.gdn_prefill
 except Exception as exc:  # pragma: no cover
     pytest.skip(f"flashinfer.gdn_prefill not importable: {exc!r}", allow_module_level=True)
 
@@ -220,3 +220,61 @@ def test_cuda_graph_capture_and_replay() -> None:
     graph.replay()
     torch.cuda.synchronize()
     _check("cuda_graph_replay", (out, state), reference(x, 1 / math.sqrt(D), x["h0"]), 0.0)
+
+
+def test_qk_l2norm_flag_means_the_same_on_every_release() -> None:
+    """``use_qk_l2norm_in_kernel=True`` with unnormalised q and k: through fi_compat the
+    result is the reference on normalised q and k on every release (0.7.1+ normalise
+    themselves; fi_compat normalises for 0.6.0-0.7.0, which ignore the flag).  The direct
+    call is the negative control: on releases that ignore the flag it is far off."""
+    x = make_inputs(seed=3)
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    raw = {
+        n: (torch.randn(T, H, D, generator=gen, device="cuda") * 3).to(torch.bfloat16)
+        for n in ("q", "k")
+    }
+    cu = torch.tensor(CU, dtype=torch.int32, device="cuda")
+    scale = 1 / math.sqrt(D)
+
+    def norm(t: torch.Tensor) -> torch.Tensor:
+        tf = t.float()
+        return (tf * torch.rsqrt((tf * tf).sum(-1, keepdim=True) + 1e-6)).to(t.dtype)
+
+    ref = reference({**x, "q": norm(raw["q"]), "k": norm(raw["k"])}, scale, x["h0"])
+    res, dt = _timed(
+        "qk_l2norm",
+        lambda: gdn_prefill.chunk_gated_delta_rule(
+            raw["q"],
+            raw["k"],
+            x["v"],
+            x["g"],
+            x["beta"],
+            scale,
+            x["h0"],
+            True,
+            cu,
+            use_qk_l2norm_in_kernel=True,
+        ),
+    )
+    _check("qk_l2norm", res, ref, dt)
+    from fi_compat.registry import at_least, place
+
+    native = torch.int32 if at_least(place(RELEASE), "0.7.0") else torch.int64
+    direct = flashinfer.gdn_prefill.chunk_gated_delta_rule(
+        raw["q"],
+        raw["k"],
+        x["v"],
+        x["g"],
+        x["beta"],
+        scale,
+        x["h0"],
+        True,
+        cu.to(native),
+        use_qk_l2norm_in_kernel=True,
+    )
+    e_direct = (direct[0].float() - ref[0]).abs().max().item()
+    _report("qk_l2norm-direct", max_err_out=e_direct)
+    if at_least(place(RELEASE), "0.7.1"):
+        assert e_direct < 2e-2, e_direct  # the release honours the flag itself
+    else:
+        assert e_direct > 0.1, e_direct  # the release ignores it: fi_compat must not

@@ -453,6 +453,62 @@ class StatePool(Emulation):
         return out, pool_out
 
 
+class QkL2Norm(Emulation):
+    """``use_qk_l2norm_in_kernel=True`` where the release ignores it: q and k are
+    L2-normalised before the call, as 0.7.1+ do before dispatch.
+
+    0.6.0-0.7.0 accept the flag on every path but pass it to no prefill kernel (0.6.7's
+    Blackwell path raises ``ValueError`` for it; 0.7.0's ``cake_gdn`` refuses it and
+    ``auto`` falls back to a kernel that ignores it).  0.7.1 added the step
+    (``gdn_prefill.py``: "The chunked backends consume caller-normalized operands.
+    Honor the public flag before dispatch"; ``gdn_kernels/qk_l2norm.normalize_qk``):
+    each row widened to float32, multiplied by ``rsqrt(sum(x^2) + 1e-6)``, rounded once
+    to the input dtype; bf16/fp16/fp32 only, q and k of one dtype.  fi_compat applies
+    the same formula in torch (the GPU kernel's fast rsqrt may differ in the last
+    float32 bit, below the rounding to bf16/fp16) and passes the flag as False.
+    """
+
+    name = "qk_l2norm"
+    params = ("use_qk_l2norm_in_kernel",)
+    boundaries = ("0.7.1",)
+
+    def may_apply(self, p: Any) -> bool:
+        return not at_least(p, "0.7.1")
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        pl = adapter.placement
+        return kw["use_qk_l2norm_in_kernel"] is True and pl is not None and self.may_apply(pl)
+
+    def describe(self, p: Any) -> str | None:
+        if not self.may_apply(p):
+            return None
+        return "`use_qk_l2norm_in_kernel=True`: q, k L2-normalised in torch (0.7.1's formula)"
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        import torch
+
+        q, k = kw["q"], kw["k"]
+        ok = (torch.bfloat16, torch.float16, torch.float32)
+        if q.dtype not in ok or k.dtype != q.dtype:
+            raise InvalidArgumentError(
+                f"fi_compat.gdn_prefill.{NAME}: use_qk_l2norm_in_kernel=True needs q and k "
+                f"of one dtype among bfloat16/float16/float32 (as 0.7.1+ require), got "
+                f"{q.dtype} and {k.dtype}"
+            )
+        kw["q"], kw["k"] = l2_normalize(q), l2_normalize(k)
+        kw["use_qk_l2norm_in_kernel"] = False
+        return None
+
+
+def l2_normalize(x: Any) -> Any:
+    """``normalize_qk``'s formula (flashinfer 0.7.1+): float32 rows, ``x * rsqrt(sum(x^2)
+    + 1e-6)``, rounded to ``x``'s dtype."""
+    import torch
+
+    xf = x.float()
+    return (xf * torch.rsqrt((xf * xf).sum(-1, keepdim=True) + 1e-6)).to(x.dtype)
+
+
 class PoolWithoutAutoCP(Emulation):
     """flashinfer 0.6.16-0.6.17: native ``state_indices`` + ``use_cp="auto"`` -> ``False``.
 
@@ -507,7 +563,11 @@ SPEC = EntryPoint(
             note="int64 read natively by the <=0.6.x SM90 kernels, int32 from 0.7.0",
             ref="0.6.x gdn_prefill.py cu_seqlens.to(torch.int64); 0.7.0 int32 launch metadata",
         ),
-        Param("use_qk_l2norm_in_kernel"),
+        Param(
+            "use_qk_l2norm_in_kernel",
+            note="q/k L2 normalisation",
+            ref="honoured from 0.7.1 (normalize_qk before dispatch); emulated before",
+        ),
         Param("output"),
         Param("output_state"),
         Param("state_checkpoints", note="intermediate-state checkpoints"),
@@ -569,7 +629,7 @@ SPEC = EntryPoint(
     prepare=_prepare,
     devices=_any_cuda_device,
     debug=debug_values,
-    emulations=(GateConventions(), StatePool(), PoolWithoutAutoCP()),
+    emulations=(QkL2Norm(), GateConventions(), StatePool(), PoolWithoutAutoCP()),
     feature="gdn.prefill",
     optional_deps=(
         OptionalDependency(
