@@ -276,5 +276,6 @@ def test_qk_l2norm_flag_means_the_same_on_every_release() -> None:
     _report("qk_l2norm-direct", max_err_out=e_direct)
     if at_least(place(RELEASE), "0.7.1"):
         assert e_direct < 2e-2, e_direct  # the release honours the flag itself
-    else:
-        assert e_direct > 0.1, e_direct  # the release ignores it: fi_compat must not
+    else:  # the release ignores it (far off, or nonfinite: unnormalised keys can make
+        # the recurrence expansive, 0.7.4's comment); fi_compat must not
+        assert not e_direct < 0.1, e_direct
