@@ -35,6 +35,7 @@ except Exception as exc:  # pragma: no cover
 
 import fi_compat  # noqa: E402
 from fi_compat import gdn_prefill  # noqa: E402
+from fi_compat.registry import at_least, place  # noqa: E402
 
 RELEASE = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
 H, D = 2, 128
@@ -241,36 +242,15 @@ def test_qk_l2norm_flag_means_the_same_on_every_release() -> None:
         return (tf * torch.rsqrt((tf * tf).sum(-1, keepdim=True) + 1e-6)).to(t.dtype)
 
     ref = reference({**x, "q": norm(raw["q"]), "k": norm(raw["k"])}, scale, x["h0"])
+    args = (raw["q"], raw["k"], x["v"], x["g"], x["beta"], scale, x["h0"], True)
     res, dt = _timed(
         "qk_l2norm",
-        lambda: gdn_prefill.chunk_gated_delta_rule(
-            raw["q"],
-            raw["k"],
-            x["v"],
-            x["g"],
-            x["beta"],
-            scale,
-            x["h0"],
-            True,
-            cu,
-            use_qk_l2norm_in_kernel=True,
-        ),
+        lambda: gdn_prefill.chunk_gated_delta_rule(*args, cu, use_qk_l2norm_in_kernel=True),
     )
     _check("qk_l2norm", res, ref, dt)
-    from fi_compat.registry import at_least, place
-
     native = torch.int32 if at_least(place(RELEASE), "0.7.0") else torch.int64
     direct = flashinfer.gdn_prefill.chunk_gated_delta_rule(
-        raw["q"],
-        raw["k"],
-        x["v"],
-        x["g"],
-        x["beta"],
-        scale,
-        x["h0"],
-        True,
-        cu.to(native),
-        use_qk_l2norm_in_kernel=True,
+        *args, cu.to(native), use_qk_l2norm_in_kernel=True
     )
     e_direct = (direct[0].float() - ref[0]).abs().max().item()
     _report("qk_l2norm-direct", max_err_out=e_direct)
