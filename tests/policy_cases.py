@@ -301,6 +301,159 @@ def case_state_indices(release: str, make: Make) -> None:
             assert sent["use_cp"] == "auto"
 
 
+STATE_DTYPES = (torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def _native_states(release: str, cc: tuple[int, int] | None) -> tuple[torch.dtype, ...]:
+    """The state dtypes the release's kernel for ``cc`` reads (None: CPU, no kernel)."""
+    if at_least(place(release), "0.7.0"):
+        return STATE_DTYPES
+    if cc is not None and cc[0] == 10 and at_least(place(release), "0.6.14"):
+        return STATE_DTYPES
+    if cc is not None and cc[0] == 10 and at_least(place(release), "0.6.8"):
+        return (torch.bfloat16,)
+    return ()
+
+
+def case_state_dtypes(release: str, make: Make) -> None:
+    """bf16/fp16/fp8 states: passed as they are where the release's kernel for the GPU
+    reads them, else widened to float32 and the final state rounded once into the
+    caller's ``output_state`` (fp8 saturating), the same values on every release."""
+    x = inputs()
+    base = dict(q=x["q"], k=x["k"], v=x["v"], g=x["g"], beta=x["beta"])
+    base["cu_seqlens"] = x["cu_seqlens"]
+    for cc in (None, (9, 0), (10, 0)):
+        native = _native_states(release, cc)
+        for dt in STATE_DTYPES:
+            f, spy = make()
+            h0 = x["initial_state"].to(dt)
+            out_state = torch.empty(h0.shape, dtype=dt)
+            with assume_capability(cc) if cc else _nothing():
+                _, st = f(**base, initial_state=h0, output_final_state=True, output_state=out_state)
+            sent = spy.raw_kwargs[-1]
+            assert st is out_state, (cc, dt)
+            if dt in native:
+                assert sent["initial_state"] is h0 and sent["output_state"] is out_state
+                continue
+            assert sent["initial_state"].dtype == torch.float32, (cc, dt)
+            assert torch.equal(sent["initial_state"], h0.float())
+            assert sent["output_state"].dtype == torch.float32
+            want = h0.float() + 1  # the spy's final state
+            assert torch.equal(out_state.float(), want.to(dt).float()), (cc, dt)
+            # no output_state: the final state is float32, as every release allocates it
+            f, spy = make()
+            with assume_capability(cc) if cc else _nothing():
+                _, st = f(**base, initial_state=h0, output_final_state=True)
+            assert st.dtype == torch.float32 and torch.equal(st, want)
+    if not _native_states(release, None):  # emulated on CPU: fp8 saturates as on GPUs
+        f, spy = make()
+        big = torch.full((2, H, D, D), 1000.0)
+        out_state = torch.empty(big.shape, dtype=torch.float8_e4m3fn)
+        f(**base, initial_state=big, output_final_state=True, output_state=out_state)
+        assert torch.equal(out_state.float(), torch.full(big.shape, 448.0))
+    f, spy = make()
+    for bad in (torch.float64, torch.int32):
+        with pytest.raises(errors.InvalidArgumentError, match="initial_state must be float32"):
+            f(**base, initial_state=x["initial_state"].to(bad))
+    assert spy.calls == []
+
+
+def _nothing() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def case_empty_sequences(release: str, make: Make) -> None:
+    """Zero-length sequences on SM90 with host-side lengths: one result on every
+    release (the empty sequence's final state is its initial state).  Before 0.6.14
+    they are left out of the launch (the C++ kernel never returns for them); from
+    0.6.14 the launch is unchanged and the unwritten row is filled in."""
+    x = inputs()
+    cu_host = [0, 5, 5, 12]
+    cu = torch.tensor(cu_host, dtype=torch.int32)
+    h0 = torch.randn(3, H, D, D)
+    base = dict(q=x["q"], k=x["k"], v=x["v"], g=x["g"], beta=x["beta"])
+    hangs = not at_least(place(release), "0.6.14")
+    for with_h0 in (True, False):
+        f, spy = make()
+        init = h0 if with_h0 else None
+        with assume_capability((9, 0)):
+            out, st = f(
+                **base,
+                initial_state=init,
+                output_final_state=True,
+                cu_seqlens=cu,
+                cu_seqlens_cpu=cu_host,
+            )
+        sent = spy.last
+        if hangs:
+            assert sent["cu_seqlens"].tolist() == [0, 5, 12]
+            if with_h0:
+                assert torch.equal(sent["initial_state"], h0[[0, 2]])
+        else:
+            assert sent["cu_seqlens"].tolist() == cu_host
+        assert out.shape == (T, H, D) and st.shape == (3, H, D, D) and st.dtype == torch.float32
+        ran = (h0 if with_h0 else torch.zeros(3, H, D, D)) + 1  # the spy's final states
+        assert torch.equal(st[[0, 2]], ran[[0, 2]])
+        assert torch.equal(st[1], h0[1] if with_h0 else torch.zeros(H, D, D))
+    # without host-side lengths (and debug mode off) nothing is read: the call is unchanged
+    f, spy = make()
+    with assume_capability((9, 0)):
+        f(**base, initial_state=h0, output_final_state=True, cu_seqlens=cu)
+    assert spy.last["cu_seqlens"].tolist() == cu_host
+    # separate read and write pools: the empty sequence's write row gets its read row
+    f, spy = make()
+    pool_in, pool_out = torch.randn(6, H, D, D), torch.zeros(6, H, D, D)
+    idx = torch.tensor([4, 1, 0], dtype=torch.int32)
+    with assume_capability((9, 0)):
+        f(
+            **base,
+            initial_state=pool_in,
+            output_final_state=True,
+            cu_seqlens=cu,
+            output_state=pool_out,
+            state_indices=idx,
+            cu_seqlens_cpu=cu_host,
+        )
+    assert torch.equal(pool_out[1], pool_in[1])
+    if hangs or not at_least(place(release), "0.7.0"):  # pools emulated: rows 4, 0 ran
+        assert torch.equal(pool_out[[4, 0]], pool_in[[4, 0]] + 1)
+    # every sequence empty: no launch anywhere, the initial states come back
+    f, spy = make()
+    empty = {n: t[:0] for n, t in base.items()}
+    with assume_capability((9, 0)):
+        out, st = f(
+            **empty,
+            initial_state=h0[:2],
+            output_final_state=True,
+            cu_seqlens=torch.zeros(3, dtype=torch.int32),
+            cu_seqlens_cpu=[0, 0, 0],
+        )
+    assert spy.calls == [] and out.shape == (0, H, D) and torch.equal(st, h0[:2])
+    f, spy = make()
+    pool_in, pool_out = torch.randn(6, H, D, D), torch.zeros(6, H, D, D)
+    with assume_capability((9, 0)):
+        out, st = f(
+            **empty,
+            initial_state=pool_in,
+            output_final_state=True,
+            cu_seqlens=torch.zeros(3, dtype=torch.int32),
+            output_state=pool_out,
+            state_indices=torch.tensor([4, 1], dtype=torch.int32),
+            cu_seqlens_cpu=[0, 0, 0],
+        )
+    assert spy.calls == [] and st is pool_out
+    assert torch.equal(pool_out[[4, 1]], pool_in[[4, 1]])
+    assert not pool_out[[0, 2, 3, 5]].any()
+    # a host copy that is not the same offsets is refused
+    f, spy = make()
+    msg = "cu_seqlens_cpu has 2 offsets"
+    with pytest.raises(errors.InvalidArgumentError, match=msg), assume_capability((9, 0)):
+        f(**base, cu_seqlens=cu, cu_seqlens_cpu=[0, 12])
+    assert spy.calls == []
+
+
 def case_validation_before_launch(release: str, make: Make) -> None:
     f, spy = make()
     x = inputs()
@@ -348,5 +501,7 @@ CASES = [
     case_qk_l2norm_means_the_same_everywhere,
     case_gate_conventions,
     case_state_indices,
+    case_state_dtypes,
+    case_empty_sequences,
     case_validation_before_launch,
 ]

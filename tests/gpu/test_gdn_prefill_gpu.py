@@ -51,9 +51,10 @@ def _report(name: str, **fields: Any) -> None:
             fh.write(json.dumps({"release": RELEASE, "test": name, **fields}) + "\n")
 
 
-def make_inputs(seed: int = 0) -> dict[str, torch.Tensor]:
+def make_inputs(seed: int = 0, cu: list[int] = CU) -> dict[str, torch.Tensor]:
     gen = torch.Generator(device="cuda").manual_seed(seed)
     dev = "cuda"
+    T, N = cu[-1], len(cu) - 1
 
     def rn(*s: int) -> torch.Tensor:
         return torch.randn(*s, generator=gen, device=dev)
@@ -68,15 +69,17 @@ def make_inputs(seed: int = 0) -> dict[str, torch.Tensor]:
 
 
 def reference(
-    x: dict[str, torch.Tensor], scale: float, h0: torch.Tensor | None
+    x: dict[str, torch.Tensor], scale: float, h0: torch.Tensor | None, cu: list[int] = CU
 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per sequence of ``cu``; a zero-length sequence's final state is its initial
+    state (zero without one), as flashinfer 0.7.4 defines it."""
     q, k, v = (x[n].float() for n in ("q", "k", "v"))
     g, beta = x["g"].float(), x["beta"].float()
-    out = torch.zeros(T, H, D, device="cuda")
-    states = torch.zeros(N, H, D, D, device="cuda")
-    for n in range(N):
+    out = torch.zeros(cu[-1], H, D, device="cuda")
+    states = torch.zeros(len(cu) - 1, H, D, D, device="cuda")
+    for n in range(len(cu) - 1):
         s = h0[n].float().clone() if h0 is not None else torch.zeros(H, D, D, device="cuda")
-        for t in range(CU[n], CU[n + 1]):
+        for t in range(cu[n], cu[n + 1]):
             s = g[t][:, None, None] * s
             pred = torch.einsum("hvk,hk->hv", s, k[t])
             s = s + beta[t][:, None, None] * torch.einsum("hv,hk->hvk", v[t] - pred, k[t])
@@ -259,3 +262,124 @@ def test_qk_l2norm_flag_means_the_same_on_every_release() -> None:
     else:  # the release ignores it (far off, or nonfinite: unnormalised keys can make
         # the recurrence expansive, 0.7.4's comment); fi_compat must not
         assert not e_direct < 0.1, e_direct
+
+
+STATE_DTYPES = (torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+@pytest.mark.parametrize("dt", STATE_DTYPES, ids=lambda d: str(d).removeprefix("torch."))
+def test_state_dtype_means_the_same_on_every_release(dt: torch.dtype) -> None:
+    """bf16/fp16/fp8 ``initial_state`` and ``output_state``: native from 0.7.0 on SM90;
+    0.6.x's SM90 kernels take float32 only, so fi_compat runs them in float32 and
+    rounds the final state once into ``output_state``.  Every release must match the
+    float32 reference within the state dtype's own rounding."""
+    x = make_inputs(seed=11)
+    cu = torch.tensor(CU, dtype=torch.int32, device="cuda")
+    h0 = x["h0"].to(dt)
+    out_state = torch.empty(h0.shape, dtype=dt, device="cuda")
+    ref = reference(x, 1 / math.sqrt(D), h0.float())
+    res, dt_s = _timed(
+        f"state-{dt}",
+        lambda: gdn_prefill.chunk_gated_delta_rule(
+            x["q"],
+            x["k"],
+            x["v"],
+            x["g"],
+            x["beta"],
+            None,
+            h0,
+            True,
+            cu,
+            output_state=out_state,
+        ),
+    )
+    out, st = res
+    assert st is out_state and st.dtype == dt
+    e_out = (out.float() - ref[0]).abs().max().item()
+    e_state = (st.float() - ref[1]).abs().max().item()
+    rounding = (ref[1].to(dt).float() - ref[1]).abs().max().item()
+    _report(
+        f"state-{dt}",
+        max_err_out=e_out,
+        max_err_state=e_state,
+        rounding=rounding,
+        seconds=round(dt_s, 2),
+    )
+    assert e_out < 2e-2 and e_state <= 2 * rounding + 2e-3, (e_out, e_state, rounding)
+    if dt in (torch.float8_e4m3fn, torch.float8_e5m2):  # saturating, as 0.7.4 stores fp8
+        big = torch.full((1, H, D, D), 2.0e5, device="cuda")
+        sat = torch.empty(big.shape, dtype=dt, device="cuda")
+        one = torch.tensor([0, 16], dtype=torch.int32, device="cuda")
+        y = {n: t[:16] for n, t in x.items() if n != "h0"}
+        gdn_prefill.chunk_gated_delta_rule(
+            y["q"],
+            y["k"],
+            y["v"],
+            torch.ones_like(y["g"]),
+            y["beta"],
+            None,
+            big,
+            True,
+            one,
+            output_state=sat,
+        )
+        top = torch.finfo(dt).max
+        _report(
+            f"state-{dt}-saturation",
+            max=sat.float().abs().max().item(),
+            nan=int(sat.float().isnan().sum()),
+        )
+        assert not sat.float().isnan().any() and sat.float().abs().max().item() == top
+
+
+EMPTY_CU = [0, 16, 16, 40]
+
+
+@pytest.mark.parametrize("with_h0", [True, False], ids=["h0", "zero-state"])
+def test_zero_length_sequence_with_host_lengths(with_h0: bool) -> None:
+    """A zero-length sequence, with ``cu_seqlens_cpu``: the same result on every release.
+    0.6.0-0.6.13 never return from such a launch (fi_compat leaves the sequence out);
+    0.6.14-0.7.4 leave its final-state row unwritten (fi_compat writes the initial
+    state).  The outputs and every final state must match the reference; the empty
+    sequence's final state is its initial state, bit for bit."""
+    x = make_inputs(seed=13, cu=EMPTY_CU)
+    cu = torch.tensor(EMPTY_CU, dtype=torch.int32, device="cuda")
+    h0 = x["h0"] if with_h0 else None
+    ref = reference(x, 1 / math.sqrt(D), h0, EMPTY_CU)
+    res, dt_s = _timed(
+        "empty",
+        lambda: gdn_prefill.chunk_gated_delta_rule(
+            x["q"],
+            x["k"],
+            x["v"],
+            x["g"],
+            x["beta"],
+            None,
+            h0,
+            True,
+            cu,
+            cu_seqlens_cpu=EMPTY_CU,
+        ),
+    )
+    st = res[1]
+    want = h0[1] if h0 is not None else torch.zeros_like(st[1])
+    exact = torch.equal(st[1], want)
+    _check(f"empty-{'h0' if with_h0 else 'zero'}", res, ref, dt_s)
+    assert exact
+    if at_least(place(RELEASE), "0.6.14"):  # the control: what the release itself returns
+        direct = flashinfer.gdn_prefill.chunk_gated_delta_rule(
+            q=x["q"],
+            k=x["k"],
+            v=x["v"],
+            g=x["g"],
+            beta=x["beta"],
+            initial_state=h0,
+            output_final_state=True,
+            cu_seqlens=cu if at_least(place(RELEASE), "0.7.0") else cu.long(),
+        )
+        e = (direct[1][1].float() - want).abs().max().item()
+        _report(
+            f"empty-{'h0' if with_h0 else 'zero'}-direct",
+            empty_row_err=e,
+            max_err_out=(direct[0].float() - ref[0]).abs().max().item(),
+        )

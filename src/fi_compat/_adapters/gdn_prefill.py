@@ -32,6 +32,8 @@ Read from the released sources (``pip download flashinfer-python==V``, ``gdn_pre
 
 from __future__ import annotations
 
+import itertools
+
 from .._core import Emulation, EntryPoint, OptionalDependency, Param
 from .._core.table import is_default
 from .._device import capability
@@ -51,13 +53,15 @@ else:
 
 NAME = "chunk_gated_delta_rule"
 _INT: frozenset[Any] = frozenset()
+_STATE: frozenset[Any] = frozenset()
 
 
 def _prepare() -> None:
-    global _INT
+    global _INT, _STATE
     import torch
 
     _INT = frozenset((torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8))
+    _STATE = frozenset(getattr(torch, n) for n in _ALL_STATE_DTYPES)
 
 
 def validate(
@@ -99,11 +103,11 @@ def validate(
             if ok and beta is not None:
                 ok = beta.shape == sab and beta.get_device() == dq
         if ok and initial_state is not None:
-            ok = initial_state.get_device() == dq
+            ok = initial_state.get_device() == dq and initial_state.dtype in _STATE
         if ok and output is not None:
             ok = output.get_device() == dq
         if ok and output_state is not None:
-            ok = output_state.get_device() == dq
+            ok = output_state.get_device() == dq and output_state.dtype in _STATE
     except (AttributeError, IndexError, TypeError, ValueError):
         ok = False
     if not ok:
@@ -184,6 +188,11 @@ def _diagnose(*args: Any) -> None:
         if x is not None and not isinstance(x, torch.Tensor):
             raise InvalidArgumentError(
                 f"{where}: {n} must be a torch.Tensor or None, got {type(x).__name__}"
+            )
+        if x is not None and n != "output" and x.dtype not in _STATE:
+            raise InvalidArgumentError(
+                f"{where}: {n} must be float32, bfloat16, float16, float8_e4m3fn or "
+                f"float8_e5m2 (the state dtypes of flashinfer 0.7.0+), got {x.dtype}"
             )
     dev = q.device
     for n, x in (
@@ -544,6 +553,264 @@ class PoolWithoutAutoCP(Emulation):
         return None
 
 
+# state dtypes each path reads and writes natively (GPU-checked on SM90, 2026-12-03:
+# tools/gpu/probe_gdn.py), by compute-capability major; float32 everywhere
+_ALL_STATE_DTYPES = ("float32", "bfloat16", "float16", "float8_e4m3fn", "float8_e5m2")
+_STATE_NATIVE: tuple[tuple[str, dict[int | None, tuple[str, ...]]], ...] = (
+    # SM90 C++ kernel (0.6.0-0.6.13): TVM_FFI_ICHECK_EQ(state dtype, float32); 0.6.7's
+    # Blackwell CuTe path allocates and reads float32 only
+    ("0.6.0", {}),
+    # 0.6.8: SM100 CuTe kernel, "expected float32 or bfloat16"
+    ("0.6.8", {10: ("float32", "bfloat16")}),
+    # 0.6.14: SM100 reads all five; the SM90/SM120 CuTe-DSL and CP kernels raise
+    # RuntimeError("initial_state must have dtype torch.float32"), and 0.6.14's SM90
+    # kernel takes a float8 output_state without a check and writes NaN into it
+    ("0.6.14", {10: _ALL_STATE_DTYPES}),
+    # 0.7.0: every path (helpers.state_dtype_to_cutlass; _STATE_DTYPES)
+    ("0.7.0", {None: _ALL_STATE_DTYPES}),
+)
+_STATE_PARAMS = ("initial_state", "output_state", "state_checkpoints")
+_FP8_MAX = {"float8_e4m3fn": 448.0, "float8_e5m2": 57344.0}
+
+
+def _native_state_dtypes(adapter: Adapter, q: Any) -> tuple[str, ...]:
+    pl = adapter.placement
+    table: dict[int | None, tuple[str, ...]] = {}
+    for since, t in _STATE_NATIVE:
+        if pl is not None and at_least(pl, since):
+            table = t
+    if None in table:
+        return table[None]
+    cc = capability(q.device)
+    return table.get(cc[0] if cc else -1, ("float32",))
+
+
+def round_state(x: Any, dtype: Any) -> Any:
+    """A float32 state in ``dtype``, as the kernels that store that dtype round it:
+    round to nearest even once; float8 saturates to the largest finite value (PTX
+    ``cvt.rn.satfinite``; 0.7.4 on the H200 stores 448 / 57344 for larger values, where
+    torch's own cast gives NaN / inf)."""
+    m = _FP8_MAX.get(str(dtype).rsplit(".", 1)[-1])
+    return (x.clamp(-m, m) if m is not None else x).to(dtype)
+
+
+class StateDtype(Emulation):
+    """bf16/fp16/fp8 ``initial_state``, ``output_state`` and ``state_checkpoints`` where
+    the release's kernel for this GPU reads and writes float32 only: widened to float32
+    (exact), the call made with float32 buffers, the results rounded once into the
+    caller's tensors (:func:`round_state`), as the releases that store these dtypes do
+    (float32 accumulation, one conversion on store)."""
+
+    name = "state_dtype"
+    params = _STATE_PARAMS
+    boundaries = tuple(s for s, _ in _STATE_NATIVE[1:])
+
+    def fast_test(self, name: str) -> str | None:
+        if name == "state_checkpoints":
+            return None  # added in 0.6.8: left out of the common call at its default
+        return "{n} is None or {n}.dtype is _torch_float32"
+
+    def may_apply(self, p: Any) -> bool:
+        return not at_least(p, "0.7.0")
+
+    def describe(self, p: Any) -> str | None:
+        if not self.may_apply(p):
+            return None
+        return "non-float32 states computed in float32 where the kernel reads float32 only"
+
+    def check(self, adapter: Adapter, kw: dict[str, Any]) -> None:
+        for n in _STATE_PARAMS:
+            x = kw[n]
+            if x is not None and str(x.dtype).rsplit(".", 1)[-1] not in _ALL_STATE_DTYPES:
+                raise InvalidArgumentError(
+                    f"fi_compat.gdn_prefill.{NAME}: {n} must be float32, bfloat16, float16, "
+                    f"float8_e4m3fn or float8_e5m2 (the state dtypes of flashinfer 0.7.0+), "
+                    f"got {x.dtype}"
+                )
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        pl = adapter.placement
+        if pl is None or not self.may_apply(pl):
+            return False
+        names = [
+            str(x.dtype).rsplit(".", 1)[-1]
+            for n in _STATE_PARAMS
+            if (x := kw[n]) is not None and str(x.dtype) != "torch.float32"
+        ]
+        if not names:
+            return False
+        self.check(adapter, kw)
+        native = _native_state_dtypes(adapter, kw["q"])
+        return any(d not in native for d in names)
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        import torch
+
+        f32 = torch.float32
+        init = kw["initial_state"]
+        if init is not None and init.dtype is not f32:
+            kw["initial_state"] = init.float()
+        back = []
+        for n in ("output_state", "state_checkpoints"):
+            x = kw[n]
+            if x is not None and x.dtype is not f32:
+                kw[n] = tmp = torch.empty(x.shape, dtype=f32, device=x.device)
+                back.append((n, x, tmp))
+        return back
+
+    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
+        back = cast("list[tuple[str, Any, Any]]", state)
+        for n, user, tmp in back:
+            user.copy_(round_state(tmp, user.dtype))
+            if n == "output_state" and isinstance(result, tuple):
+                result = (result[0], user)
+        return result
+
+
+class EmptySequences(Emulation):
+    """Zero-length sequences (repeated ``cu_seqlens`` offsets) on SM90, given host-side
+    lengths (``cu_seqlens_cpu``, or the debug mode, which reads ``cu_seqlens``).
+
+    0.7.1 documents them ("Repeated adjacent offsets represent legal zero-length
+    sequences") and 0.7.4 defines their final state as their initial state (zero
+    without one).  On the H200 (tools/gpu/probe_gdn.py, tests/gpu/README.md):
+
+    * 0.6.0-0.6.13, SM90 C++ kernel: the launch never returns.  Its loaders run a tail
+      step at block ``num_blocks - 1`` also when ``num_blocks == 0``
+      (``flat_collective_tma_warpspecialized_delta_rule.hpp``).  fi_compat launches the
+      non-empty sequences only and assembles the outputs;
+    * 0.6.14-0.7.4, SM90 CuTe-DSL kernel: the outputs are right, but the final state row
+      of an empty sequence is never written (uninitialised memory).  fi_compat writes
+      the initial state (or zeros) there, into the pool row with ``state_indices``.
+
+    Without host-side lengths the call goes to FlashInfer unchanged (reading
+    ``cu_seqlens`` would be a host sync); the known-issues table has both rows.
+    """
+
+    name = "empty_sequences"
+    params = ("cu_seqlens_cpu",)
+    boundaries = ("0.6.14",)
+
+    def may_apply(self, p: Any) -> bool:
+        return True
+
+    def describe(self, p: Any) -> str | None:
+        if at_least(p, "0.6.14"):
+            return "SM90 zero-length sequences: final state = initial state (host lengths)"
+        return "SM90 zero-length sequences skipped in the launch (host lengths)"
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        if kw["cu_seqlens_cpu"] is None:
+            from .._core.facade import debug_enabled
+
+            if not debug_enabled():
+                return False
+        cc = capability(kw["q"].device)
+        return cc is not None and cc[0] == 9
+
+    def skip_call(self, state: object) -> bool:
+        return state is not None and cast("tuple[Any, ...]", state)[0] == "none"
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        import torch
+
+        where = f"fi_compat.gdn_prefill.{NAME}"
+        cu = kw["cu_seqlens"]
+        host = kw["cu_seqlens_cpu"]
+        offsets = (
+            [int(v) for v in (host.tolist() if hasattr(host, "tolist") else host)]
+            if host is not None
+            else cu.tolist()
+        )
+        if len(offsets) != cu.shape[0]:
+            raise InvalidArgumentError(
+                f"{where}: cu_seqlens_cpu has {len(offsets)} offsets, cu_seqlens "
+                f"{cu.shape[0]}: they must be the same offsets"
+            )
+        lens = [b - a for a, b in itertools.pairwise(offsets)]
+        empty = [i for i, n in enumerate(lens) if n == 0]
+        if not empty:
+            return None
+        full = [i for i, n in enumerate(lens) if n]
+        dev = cu.device
+        i_empty = torch.tensor(empty, dtype=torch.int64, device=dev)
+        init, idx = kw["initial_state"], kw["state_indices"]
+        at = adapter.placement
+        n = len(lens)
+        if full and at is not None and at_least(at, "0.6.14"):
+            return ("rows", i_empty, init, idx, None, None, n)
+        user_state = kw["output_state"]
+        if not full:  # no token at all: nothing to launch, on any release
+            return ("none", i_empty, init, idx, None, user_state, n)
+        # 0.6.0-0.6.13: the C++ kernel must not see an empty sequence (pools are always
+        # emulated there, so the states here are packed)
+        if cu.is_cuda and torch.cuda.is_current_stream_capturing():
+            raise InvalidArgumentError(
+                f"{where}: sequences {empty} are empty; flashinfer-python {adapter.release}'s "
+                f"SM90 kernel never returns for them, and fi_compat cannot leave them out "
+                f"of a captured CUDA graph. Fix: capture without empty sequences, or "
+                f"pip install 'flashinfer-python>=0.6.14'"
+            )
+        if kw["state_checkpoints"] is not None:
+            raise InvalidArgumentError(
+                f"{where}: sequences {empty} are empty; flashinfer-python {adapter.release}'s "
+                f"SM90 kernel never returns for them, and fi_compat does not leave them out "
+                f"of a call with state_checkpoints. Fix: pip install "
+                f"'flashinfer-python>=0.6.14', or drop the empty sequences"
+            )
+        i_full = torch.tensor(full, dtype=torch.int64, device=dev)
+        kw["cu_seqlens"] = torch.tensor(
+            [offsets[0], *(offsets[i + 1] for i in full)], dtype=cu.dtype, device=dev
+        )
+        if init is not None:
+            kw["initial_state"] = init.index_select(0, i_full)
+        kw["output_state"] = None
+        return ("packed", i_empty, init, None, i_full, user_state, n)
+
+    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
+        import torch
+
+        if state is None:
+            return result
+        mode, i_empty, init, idx, i_full, user_state, n = cast("tuple[Any, ...]", state)
+        if mode == "none":
+            result = self._no_tokens_output(kw)
+        if not kw["output_final_state"]:
+            return result
+        if mode == "rows":
+            if kw["output_state_indices"] is not None:
+                return result  # 0.7.4: such a sequence's write row is left as it is
+            out, target = result
+        else:
+            out = result[0] if mode == "packed" else result
+            q = kw["q"]
+            h, d = max(q.shape[1], kw["v"].shape[1]), q.shape[2]
+            target = user_state
+            if target is None:
+                target = torch.empty((n, h, d, d), dtype=torch.float32, device=q.device)
+            if mode == "packed":
+                target.index_copy_(0, i_full, round_state(result[1], target.dtype))
+        rows = i_empty if idx is None else idx.index_select(0, i_empty).to(torch.int64)
+        target.index_copy_(0, rows, _initial_rows(init, rows, target))
+        return out, target
+
+    @staticmethod
+    def _no_tokens_output(kw: dict[str, Any]) -> Any:
+        """Every sequence is empty: nothing to launch; the (empty) output tensor."""
+        if kw["output"] is not None:
+            return kw["output"]
+        q = kw["q"]
+        h = max(q.shape[1], kw["v"].shape[1])
+        return q.new_empty((0, h, kw["v"].shape[2]))
+
+
+def _initial_rows(init: Any, rows: Any, like: Any) -> Any:
+    """Rows ``rows`` of the initial state in ``like``'s dtype, or zeros without one."""
+    if init is None:
+        return like.new_zeros((rows.shape[0], *like.shape[1:]))
+    return round_state(init.index_select(0, rows).float(), like.dtype)
+
+
 SPEC = EntryPoint(
     facade="fi_compat.gdn_prefill",
     name=NAME,
@@ -629,7 +896,16 @@ SPEC = EntryPoint(
     prepare=_prepare,
     devices=_any_cuda_device,
     debug=debug_values,
-    emulations=(QkL2Norm(), GateConventions(), StatePool(), PoolWithoutAutoCP()),
+    # before() runs in this order, after() in the reverse one: the state-dtype and
+    # empty-sequence hooks see the packed float32 states of an emulated pool
+    emulations=(
+        QkL2Norm(),
+        GateConventions(),
+        StatePool(),
+        PoolWithoutAutoCP(),
+        StateDtype(),
+        EmptySequences(),
+    ),
     feature="gdn.prefill",
     optional_deps=(
         OptionalDependency(

@@ -232,6 +232,8 @@ class Adapter:
         ns = self.ns
         for n, dt in self.native_dtypes.items():
             ns["_dt_" + n] = getattr(torch, dt)
+        for g in [g for g in ns if g.startswith("_torch_")]:  # emulations' fast tests
+            ns[g] = getattr(torch, g[len("_torch_") :])
         ns["_T"] = self._tensor = torch.Tensor
         if self.entry.validate is not None:
             ns["_validate"] = self.entry.validate
@@ -461,7 +463,10 @@ class Adapter:
             self.resolve()  # the enum tables and the imported-release check come with it
         call, states = self.translate(kw, extra)
         fn = self.ns["_fn"]
-        result = fn(**call) if receiver is NO_RECEIVER else fn(receiver, **call)
+        if any(em.skip_call(st) for em, st in states):
+            result = None
+        else:
+            result = fn(**call) if receiver is NO_RECEIVER else fn(receiver, **call)
         for em, st in reversed(states):
             result = em.after(self, kw, result, st)
         return result

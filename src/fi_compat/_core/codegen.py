@@ -42,6 +42,36 @@ def _default_test(n: str, default: object) -> str:
     return f"{n} is _d_{n}"
 
 
+def _fast_tests(adapter: Adapter, other: set[str], ns: dict[str, Any]) -> dict[str, str]:
+    """Guarded parameters that only emulations guard, each of which offers a fast test:
+    ``name -> (test)``, the tests of several emulations joined by ``and``.  Their
+    ``_torch_X`` globals are placeholders until :meth:`Adapter.prepare` binds them (a
+    placeholder fails every ``is`` test, so the first call takes the general path)."""
+    e = adapter.entry
+    pl = adapter.placement
+    out: dict[str, str] = {}
+    for n in adapter.maybe_emulated:
+        if n in other or n in out:
+            continue
+        tests = [
+            em.fast_test(n)
+            for em in e.emulations.values()
+            if n in em.params and pl is not None and em.may_apply(pl)
+        ]
+        if tests and all(tests):
+            expr = " and ".join(f"({t})" for t in tests).replace("{n}", n)
+            word = ""
+            for ch in expr + " ":  # the _torch_X names (no `re` at import time)
+                if ch.isalnum() or ch == "_":
+                    word += ch
+                    continue
+                if word.startswith("_torch_"):
+                    ns.setdefault(word, NOTYET)
+                word = ""
+            out[n] = f"({expr})"
+    return out
+
+
 def _kind_test(n: str, k: Kind | None, ns: dict[str, Any]) -> str | None:
     """A cheap test that ``n`` has its stable kind (None: not checkable cheaply here).
     Exact types only (``type(x) is int``): subclasses take the general path, which
@@ -103,6 +133,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     omit = {n for n in adapter.present if e.params[n].default is OMIT}
     slow = {*adapter.absent, *adapter.maybe_emulated, *adapter.restricted, *omit}
     guarded = [n for n in e.order if n in slow]
+    fast = _fast_tests(adapter, {*adapter.absent, *adapter.restricted, *omit}, ns)
     # parameters added after the entry's first release that this release has: left at
     # their default (the release's default too, checked per release by the snapshot
     # tests) they are omitted, keeping the common call as cheap as on the oldest
@@ -173,7 +204,8 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         fwd0 = [
             n
             for n in adapter.present
-            if n not in omit and not (n in later and (n in tail or n in guarded))
+            if n not in omit
+            and not (n in later and (n in tail or (n in guarded and n not in fast)))
         ]
         tiers: list[tuple[list[str], list[str], list[str]]] = [(guarded + tail, fwd0, [])]
         if tail:
@@ -183,7 +215,9 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             call_args = ", ".join(
                 f"{adapter.spelling[n]}={'_t_' if n in adapter.enums else ''}{n}" for n in fwd
             )
-            tests = [_default_test(n, e.params[n].default) for n in e.order if n in names]
+            tests = [
+                fast.get(n) or _default_test(n, e.params[n].default) for n in e.order if n in names
+            ]
             tests += extra
             if tests:
                 body.append(f"        if {' and '.join(tests)}:")

@@ -297,12 +297,24 @@ class Emulation:
     * ``after(adapter, kw, result, state)``: rewrite the result;
     * ``check(adapter, kw)``: the consistency checks of its parameters, run whenever one
       is not at its default, also where the release serves them natively (so the same
-      mistake gives the same error on every release).
+      mistake gives the same error on every release);
+    * ``fast_test(name)`` (optional): a cheap expression over the call's local ``name``
+      that is true only for values this hook never needs (``"{n} is None or {n}.dtype
+      is _torch_float32"``), so the fast path takes them instead of requiring the
+      default.  ``_torch_X`` names are bound to ``torch.X`` at the first call;
+    * ``skip_call(state)``: ``before`` decided that FlashInfer must not be called (the
+      ``after`` chain then receives ``None`` and builds the result).
     """
 
     name = ""
     params: tuple[str, ...] = ()
     boundaries: tuple[str, ...] = ()
+
+    def fast_test(self, name: str) -> str | None:
+        return None
+
+    def skip_call(self, state: object) -> bool:
+        return False
 
     def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
         raise NotImplementedError
