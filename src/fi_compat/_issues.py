@@ -216,4 +216,37 @@ ISSUES: tuple[dict[str, object], ...] = (
         "workaround": "pip install 'flashinfer-python>=0.6.3', or run GDN prefill outside graphs",
         "confirmed": True,
     },
+    {
+        "id": "gdn-sm90-empty-sequence-hang",
+        "releases": ("0.6.0", "0.6.14"),
+        "arch": "family:9",
+        "feature": "gdn.prefill",
+        "kind": "hang",
+        "summary": "GDN prefill never returns when cu_seqlens holds a zero-length sequence: "
+        "the SM90 C++ kernel's loaders run a tail step at block num_blocks - 1 also for a "
+        "sequence with no blocks (measured on an H200 with 0.6.3 and 0.6.7; the kernel is "
+        "the same through 0.6.13, and 0.6.14 replaced it)",
+        "ref": "fi_compat tests/gpu/README.md (2026-12-03); 0.7.1 documents zero-length "
+        "sequences as legal",
+        "workaround": "pass cu_seqlens_cpu (fi_compat then leaves empty sequences out of the "
+        "launch), or pip install 'flashinfer-python>=0.6.14'",
+        "confirmed": True,
+        "when": {"sequences": "zero-length"},
+    },
+    {
+        "id": "gdn-sm90-empty-sequence-state",
+        "releases": ("0.6.14", None),
+        "arch": "family:9",
+        "feature": "gdn.prefill",
+        "kind": "broken",
+        "summary": "the SM90 CuTe-DSL GDN prefill kernel leaves the final-state row of a "
+        "zero-length sequence unwritten (uninitialised memory), where 0.7.4 defines it as "
+        "the initial state (measured on an H200 with 0.6.14, 0.6.18 and 0.7.4)",
+        "ref": "fi_compat tests/gpu/README.md (2026-12-03); 0.7.4 gdn_prefill.py "
+        "_allocate_sm8x_output_state and the SM100 kernel's _store_empty_final_state",
+        "workaround": "pass cu_seqlens_cpu: fi_compat writes the initial state (or zeros) "
+        "into those rows",
+        "confirmed": True,
+        "when": {"sequences": "zero-length"},
+    },
 )

@@ -77,7 +77,13 @@ def _chunk_gated_delta_rule(
         Attention scale, default ``1 / sqrt(head_size)`` on every release.
     initial_state : torch.Tensor, optional
         ``[num_seqs, num_sab_heads, head_size, head_size]``, or the state pool
-        ``[N_pool, ...]`` with ``state_indices``.
+        ``[N_pool, ...]`` with ``state_indices``.  float32, bfloat16, float16,
+        float8_e4m3fn or float8_e5m2 (also for ``output_state`` and
+        ``state_checkpoints``) on every release: where the release's kernel for the GPU
+        reads float32 only (SM90/SM120 before 0.7.0; SM100 before 0.6.8, or for all but
+        bf16 before 0.6.14) fi_compat widens the states to float32 and rounds the final
+        state once into the caller's tensor, as 0.7.0+ store it (fp8 saturating).  The
+        final state FlashInfer allocates itself is float32 on every release.
     output_final_state : bool
         Return ``(output, final_state)`` instead of ``output``; the same on every release.
     cu_seqlens : torch.Tensor
@@ -85,7 +91,9 @@ def _chunk_gated_delta_rule(
         device.  fi_compat hands FlashInfer the dtype the release reads natively and does
         not copy when it already has it: **int64 for 0.6.0–0.6.18.post1** (their SM90
         kernels take int64; int32 is cast), **int32 for 0.7.0+** (int32 launch metadata;
-        int64 is cast, keeping one compiled kernel variant instead of two).
+        int64 is cast, keeping one compiled kernel variant instead of two).  Repeated
+        offsets are zero-length sequences (their final state is their initial state,
+        zero without one); on SM90 they need ``cu_seqlens_cpu`` (see there).
     use_qk_l2norm_in_kernel : bool
         L2-normalise q and k before the recurrence.  Honoured by FlashInfer from 0.7.1
         (``normalize_qk`` before dispatch); 0.6.0-0.7.0 accept and ignore it, so
@@ -127,7 +135,13 @@ def _chunk_gated_delta_rule(
         releases **emulated exactly** as 0.7.4 materialises them for its non-cuDNN
         backends (float32 ``exp``/``softplus``/``sigmoid`` before the call).
     cu_seqlens_cpu : sequence of int or CPU tensor, optional
-        Host copy of ``cu_seqlens``, flashinfer>=0.7.4; a hint, dropped on older releases.
+        Host copy of ``cu_seqlens``, flashinfer>=0.7.4 (a hint, dropped on older
+        releases).  On SM90 fi_compat reads it for zero-length sequences: 0.6.0-0.6.13
+        never return from a launch that has one, so they are left out of the launch;
+        0.6.14-0.7.4 leave their final-state rows unwritten, so fi_compat writes the
+        initial state there (in the pool with ``state_indices``).  Without it (and
+        without the debug mode) such calls go to FlashInfer as they are: known issues
+        ``gdn-sm90-empty-sequence-hang`` and ``gdn-sm90-empty-sequence-state``.
     output_state_indices, checkpoint_state_indices, prefix_lens : torch.Tensor, optional
         flashinfer>=0.7.4 only; older releases raise ``UnsupportedParameterError``
         unless left at ``None``.

@@ -22,6 +22,7 @@ import torch
 from bad_inputs import ArrayLike, gdn, refused
 from conftest import ROOT, run_python
 from fi_compat import _device, errors
+from fi_compat._device import assume_capability
 from fi_compat.enums import ActivationType, GatedActType, RoutingMethodType, SfLayout
 from fi_compat.registry import KNOWN_RELEASES, at_least, place
 from helpers import T as GT
@@ -97,6 +98,24 @@ def test_gdn_tensor_of_wrong_type(release: str, param: str, bad: Any, fragment: 
 def test_gdn_wrong_rank(release: str, param: str, bad: Any, fragment: str) -> None:
     f, spy, _ = gdn(release)
     refused(spy, errors.InvalidArgumentError, fragment, lambda: f(**{**inputs(), param: bad}))
+
+
+@pytest.mark.parametrize("release", GDN_SAMPLE)
+@pytest.mark.parametrize("param", ["initial_state", "output_state"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32])
+def test_gdn_state_of_an_unknown_dtype(release: str, param: str, dtype: torch.dtype) -> None:
+    f, spy, _ = gdn(release)
+    kw = {**inputs(), param: torch.zeros(2, 4, 16, 16, dtype=dtype), "output_final_state": True}
+    msg = f"{param} must be float32, bfloat16, float16, float8_e4m3fn or float8_e5m2"
+    refused(spy, errors.InvalidArgumentError, msg, lambda: f(**kw))
+
+
+@pytest.mark.parametrize("release", GDN_SAMPLE)
+def test_gdn_host_lengths_that_disagree(release: str) -> None:
+    f, spy, _ = gdn(release)
+    kw = {**inputs(), "cu_seqlens_cpu": [0, 12]}
+    with assume_capability((9, 0)):
+        refused(spy, errors.InvalidArgumentError, "cu_seqlens_cpu has 2 offsets", lambda: f(**kw))
 
 
 @pytest.mark.parametrize("release", GDN_SAMPLE)

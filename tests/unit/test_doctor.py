@@ -210,9 +210,21 @@ def issue_findings(tmp_path: Path, fi: str, cc: tuple[int, int] | None, **kw: st
 
 
 def test_known_issue_of_a_wrapped_kernel_is_an_error(tmp_path: Path) -> None:
-    # 0.6.0-0.6.2: CUDA-graph capture of the SM90 GDN prefill kernel fails (gdn.prefill)
+    # 0.6.0-0.6.2: CUDA-graph capture of the SM90 GDN prefill kernel fails (gdn.prefill);
+    # the zero-length-sequence hang concerns only some calls: a caveat
     got = issue_findings(tmp_path, "0.6.2", (9, 0))
-    assert got == {"0.6.0-gdn-prefill-cuda-graph": "error"}
+    assert got == {
+        "0.6.0-gdn-prefill-cuda-graph": "error",
+        "gdn-sm90-empty-sequence-hang": "warning",
+    }
+
+
+def test_known_issue_of_some_calls_is_a_warning_that_names_them(tmp_path: Path) -> None:
+    det = det_for(tmp_path, "0.7.4")
+    found = {f.code: f for f in check_known_issues(det, (9, 0), WRAPPED)}
+    f = found["issue:gdn-sm90-empty-sequence-state"]
+    assert f.severity == "warning" and "only calls with sequences=zero-length" in f.explanation
+    assert "cu_seqlens_cpu" in f.fix
 
 
 def test_known_issue_of_a_kernel_fi_compat_does_not_wrap_is_a_warning(tmp_path: Path) -> None:
@@ -225,7 +237,7 @@ def test_known_issue_of_a_kernel_fi_compat_does_not_wrap_is_a_warning(tmp_path: 
 
 def test_known_issues_only_for_the_gpu_and_none_without_one(tmp_path: Path) -> None:
     got = issue_findings(tmp_path, "0.6.7", (9, 0))
-    assert got == {}  # 0.6.7's rows are for 10.3, 12.1, 11.x and 12.x GPUs
+    assert got == {"gdn-sm90-empty-sequence-hang": "warning"}  # the others: 10.3, 12.x, ...
     det = det_for(tmp_path / "b", "0.6.7")
     found = check_known_issues(det, None, WRAPPED)
     assert [f.code for f in found] == ["issues-not-judged"] and found[0].severity == "ok"

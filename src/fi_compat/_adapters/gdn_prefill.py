@@ -190,10 +190,7 @@ def _diagnose(*args: Any) -> None:
                 f"{where}: {n} must be a torch.Tensor or None, got {type(x).__name__}"
             )
         if x is not None and n != "output" and x.dtype not in _STATE:
-            raise InvalidArgumentError(
-                f"{where}: {n} must be float32, bfloat16, float16, float8_e4m3fn or "
-                f"float8_e5m2 (the state dtypes of flashinfer 0.7.0+), got {x.dtype}"
-            )
+            raise _state_dtype_error(n, x.dtype)
     dev = q.device
     for n, x in (
         ("k", k),
@@ -585,6 +582,13 @@ def _native_state_dtypes(adapter: Adapter, q: Any) -> tuple[str, ...]:
     return table.get(cc[0] if cc else -1, ("float32",))
 
 
+def _state_dtype_error(name: str, dtype: Any) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"fi_compat.gdn_prefill.{NAME}: {name} must be float32, bfloat16, float16, "
+        f"float8_e4m3fn or float8_e5m2 (the state dtypes of flashinfer 0.7.0+), got {dtype}"
+    )
+
+
 def round_state(x: Any, dtype: Any) -> Any:
     """A float32 state in ``dtype``, as the kernels that store that dtype round it:
     round to nearest even once; float8 saturates to the largest finite value (PTX
@@ -621,12 +625,8 @@ class StateDtype(Emulation):
     def check(self, adapter: Adapter, kw: dict[str, Any]) -> None:
         for n in _STATE_PARAMS:
             x = kw[n]
-            if x is not None and str(x.dtype).rsplit(".", 1)[-1] not in _ALL_STATE_DTYPES:
-                raise InvalidArgumentError(
-                    f"fi_compat.gdn_prefill.{NAME}: {n} must be float32, bfloat16, float16, "
-                    f"float8_e4m3fn or float8_e5m2 (the state dtypes of flashinfer 0.7.0+), "
-                    f"got {x.dtype}"
-                )
+            if x is not None and x.dtype not in _STATE:
+                raise _state_dtype_error(n, x.dtype)
 
     def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
         pl = adapter.placement

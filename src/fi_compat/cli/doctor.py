@@ -281,13 +281,16 @@ def check_known_issues(
             skipped += 1
             continue
         ours = i.feature == "import" or any(i.covers_feature(f) for f in feats)
-        fatal = ours and i.confirmed and i.kind in ("hang", "broken", "import")
+        # a row limited to some calls (``when``) is a caveat: doctor cannot know the calls
+        fatal = ours and i.confirmed and i.kind in ("hang", "broken", "import") and not i.when
+        only = ", ".join(f"{k}={v}" for k, v in i.when.items())
         out.append(
             Finding(
                 "error" if fatal else "warning",
                 f"issue:{i.id}",
                 f"known issue: {i.summary}",
                 f"{i.kind}; {i.feature}; releases {i.range}; {i.ref}"
+                + (f"; only calls with {only}" if only else "")
                 + ("" if i.confirmed else "; unconfirmed")
                 + ("" if ours else "; not a kernel fi_compat wraps"),
                 i.workaround,
