@@ -9,9 +9,10 @@ from typing import Any
 import torch
 
 from fi_compat import fused_moe
-from fi_compat._adapters.fused_moe import HELPERS, SPECS
+from fi_compat._adapters.fused_moe import HELPERS, MOE_FLOOR, SPECS
 from fi_compat._core import Adapter, EntryPoint
 from fi_compat.detection import Distribution
+from fi_compat.registry import KNOWN_RELEASES, at_least, place
 from spy import MoeSpy, snapshot_signature
 
 ENTRIES: dict[str, EntryPoint] = {**SPECS, **HELPERS}
@@ -180,3 +181,7 @@ def release_value(adapter: Adapter, param: str, member: str) -> Any:
 
     stable = getattr(enums, adapter.entry.params[param].enum or "")
     return adapter.ns["_E_" + param][stable._members_[member]]
+
+
+# the releases the MoE facades serve (their floor is 0.5.0; older releases are refused)
+MOE_RELEASES = tuple(r for r in KNOWN_RELEASES if at_least(place(r), MOE_FLOOR))

@@ -41,6 +41,14 @@ MATRIX = Path(os.environ.get("FI_COMPAT_MATRIX_DIR", ROOT / ".matrix"))
 CELLS: list[tuple[str, bool, str]] = [
     # flashinfer-cubin 0.6.0 beside flashinfer-python 0.6.7: a real packaging mismatch
     ("0.6.7", False, "cubin-mismatch"),
+    # source distributions (PyPI has no wheels before 0.5.0), built by pip without CUDA:
+    # enable_pdl as a bool (0.2.3), as Optional (0.2.14.post1, 0.3.1), 3-D rmsnorm and
+    # tvm-ffi (0.4.1).  0.2.0.post1-0.2.2.post1 import triton at module scope (a 556 MB
+    # dependency), so no cell of theirs: their static suite covers them.
+    ("0.2.3", False, "live"),
+    ("0.2.14.post1", False, "live"),
+    ("0.3.1", False, "live"),
+    ("0.4.1", False, "live"),
     ("0.5.0", False, "live"),
     ("0.5.3", False, "live"),
     ("0.6.0", False, "live"),
@@ -80,11 +88,20 @@ COMMON = [
     "typing_extensions",
 ]
 DSL = ["nvidia-cutlass-dsl==4.8.1", "cuda-python"]
+# what the sdists' build backends need beyond the venv (0.2.8+: setuptools>=77, packaging>=24)
+BUILD = ["setuptools>=77", "packaging>=24"]
+FIRST_WHEEL = (0, 5, 0)
 MISMATCHED_CUBIN = "0.6.0"  # on PyPI (flashinfer-cubin left PyPI after 0.6.13); 149 MB
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 
 
-def pip_target(target: Path, reqs: list[str], deps: bool) -> None:
+def sdist_only(release: str) -> bool:
+    return tuple(int(x) for x in release.split(".")[:3]) < FIRST_WHEEL
+
+
+def pip_target(target: Path, reqs: list[str], deps: bool, build: bool = False) -> None:
+    """``pip install --target``; ``build``: from an sdist, without build isolation (the
+    backend imports torch), with :data:`BUILD` on the path; nothing is compiled."""
     if (target / ".done").exists():
         return
     cmd = [
@@ -98,11 +115,15 @@ def pip_target(target: Path, reqs: list[str], deps: bool) -> None:
         "--target",
         str(target),
         *([] if deps else ["--no-deps"]),
+        *(["--no-build-isolation"] if build else []),
         *reqs,
     ]
     print("+", " ".join(cmd), flush=True)
     t = time.time()
-    subprocess.run(cmd, check=True)
+    env = dict(os.environ)
+    if build:
+        env["PYTHONPATH"] = str(MATRIX / "build")
+    subprocess.run(cmd, check=True, env=env)
     (target / ".done").write_text(f"{time.time() - t:.1f}s\n")
 
 
@@ -111,8 +132,15 @@ def install(cells: list[tuple[str, bool, str]]) -> None:
     pip_target(MATRIX / "common", COMMON, deps=True)
     if any(dsl for _, dsl, _ in cells):
         pip_target(MATRIX / "dsl", DSL, deps=True)
+    if any(sdist_only(r) for r, _, _ in cells):
+        pip_target(MATRIX / "build", BUILD, deps=True)
     for release in sorted({r for r, _, _ in cells}):
-        pip_target(MATRIX / f"fi-{release}", [f"flashinfer-python=={release}"], deps=False)
+        pip_target(
+            MATRIX / f"fi-{release}",
+            [f"flashinfer-python=={release}"],
+            deps=False,
+            build=sdist_only(release),
+        )
     if any(e == "cubin-mismatch" for _, _, e in cells):
         pip_target(
             MATRIX / f"cubin-{MISMATCHED_CUBIN}",
@@ -135,6 +163,10 @@ def cell_env(release: str, dsl: bool, expect: str) -> dict[str, str]:
     env["FI_COMPAT_CELL_EXPECT"] = expect
     env["FI_COMPAT_CELL_DOCTOR"] = "1" if (release, dsl, expect) in DOCTOR_CELLS else "0"
     env.setdefault("FLASHINFER_WORKSPACE_BASE", str(MATRIX / "ws"))
+    if sdist_only(release):
+        # 0.4.1 was built against tvm-ffi 0.1.0b15: 0.1.15's torch DLPack extension would
+        # be JIT-compiled at import (40 s); the releases never use it on CPU
+        env["TVM_FFI_DISABLE_TORCH_C_DLPACK"] = "1"
     return env
 
 

@@ -5,8 +5,10 @@
         [--since 0.6.0] [--until 0.7.4] [--wheels ~/.cache/fi_compat/wheels]
 
 For every release in ``fi_compat.registry.KNOWN_RELEASES`` within the bounds it downloads
-the wheel (``pip download --no-deps``, cached in ``--wheels``), reads the module's source
-out of the zip and finds the function with :mod:`ast` -- nothing is imported or executed.
+the wheel (``pip download --no-deps``, cached in ``--wheels``), or for the releases before
+0.5.0, which PyPI has as source distributions only, the sdist; reads the module's source
+out of the archive and finds the function with :mod:`ast` -- nothing is imported, built
+or executed.  ``--merge`` keeps the releases an existing snapshot has outside the bounds.
 ``module:qualname`` takes ``Class.method`` qualnames, and an enum class name
 (``flashinfer.fused_moe:ActivationType``) records its members and integer values;
 ``mod_a|mod_b:name`` takes the first module (in order) that has the name;
@@ -28,11 +30,14 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+
+from packaging.version import Version  # noqa: E402
 
 from fi_compat.registry import KNOWN_RELEASES  # noqa: E402
 
@@ -40,30 +45,84 @@ SNAPSHOT_DIR = ROOT / "src" / "fi_compat" / "_snapshots"
 KINDS = {"posonlyargs": "po", "args": "pk", "kwonlyargs": "ko"}
 
 
-def wheel_path(version: str, cache: Path) -> Path:
+def release_archive(version: str, cache: Path) -> Path:
+    """The release's wheel, or its sdist where PyPI has no wheel (before 0.5.0)."""
     cache.mkdir(parents=True, exist_ok=True)
-    name = f"flashinfer_python-{version}-py3-none-any.whl"
-    path = cache / name
-    if not path.exists():
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "-q",
-                "--no-deps",
-                "--only-binary=:all:",
-                "-d",
-                str(cache),
-                f"flashinfer-python=={version}",
-            ],
-            check=True,
-        )
-    return path
+    wheel = cache / f"flashinfer_python-{version}-py3-none-any.whl"
+    sdist = cache / f"flashinfer_python-{version}.tar.gz"
+    for path in (wheel, sdist):
+        if path.exists():
+            return path
+    if Version(version) < Version("0.5.0"):
+        _fetch_sdist(version, sdist)
+        return sdist
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+            str(cache),
+            f"flashinfer-python=={version}",
+        ],
+        check=True,
+    )
+    return wheel
 
 
-def _module_source(zf: zipfile.ZipFile, module: str) -> tuple[str, str] | None:
+SIMPLE_INDEX = os.environ.get("FI_COMPAT_SIMPLE_INDEX", "https://pypi.org/simple")
+
+
+def _fetch_sdist(version: str, dest: Path) -> None:
+    """The sdist file from the simple index, checked against its sha256 (``pip
+    download`` would run the sdist's setup.py to read its metadata, which fails for
+    some of these releases without CUDA)."""
+    import re
+    import urllib.request
+
+    page = urllib.request.urlopen(f"{SIMPLE_INDEX}/flashinfer-python/").read().decode()
+    for url, name in re.findall(r'href="([^"]+)"[^>]*>([^<]+)<', page):
+        if name == dest.name:
+            href, _, frag = url.partition("#sha256=")
+            data = urllib.request.urlopen(href).read()
+            if frag and hashlib.sha256(data).hexdigest() != frag:
+                raise RuntimeError(f"{name}: sha256 mismatch")
+            dest.write_bytes(data)
+            return
+    raise FileNotFoundError(f"{dest.name} is not on {SIMPLE_INDEX}")
+
+
+class Archive:
+    """The files of a wheel (zip) or an sdist (tar.gz, one top-level folder), by the
+    path a wheel would have them at (``flashinfer/norm.py``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._zip = zipfile.ZipFile(path) if path.suffix == ".whl" else None
+        self._tar = None if self._zip else tarfile.open(path, "r:gz")  # noqa: SIM115 (close())
+        self._names: dict[str, str] = {}
+        if self._tar is not None:
+            for m in self._tar.getmembers():
+                if m.isfile() and m.name.endswith(".py"):
+                    self._names[m.name.partition("/")[2]] = m.name
+
+    def read(self, name: str) -> bytes:
+        if self._zip is not None:
+            return self._zip.read(name)
+        assert self._tar is not None
+        fh = self._tar.extractfile(self._names[name])  # KeyError when absent, as zip
+        assert fh is not None
+        return fh.read()
+
+    def close(self) -> None:
+        (self._zip or self._tar).close()  # type: ignore[union-attr]
+
+
+def _module_source(zf: Archive, module: str) -> tuple[str, str] | None:
     base = module.replace(".", "/")
     for cand in (f"{base}.py", f"{base}/__init__.py"):
         try:
@@ -115,9 +174,7 @@ def _ann(arg: ast.arg) -> str | None:
     return ast.unparse(arg.annotation) if arg.annotation is not None else None
 
 
-def find(
-    zf: zipfile.ZipFile, module: str, qualname: str, depth: int = 0
-) -> tuple[str, list] | None:
+def find(zf: Archive, module: str, qualname: str, depth: int = 0) -> tuple[str, list] | None:
     """(defining module, params) of ``module.qualname`` in the wheel, or None."""
     found = _module_source(zf, module)
     if found is None or depth > 5:
@@ -151,18 +208,27 @@ def find(
     return result
 
 
-def snapshot(entry: str, since: str, until: str, cache: Path) -> dict:
+def snapshot(entry: str, since: str, until: str, cache: Path, old: dict | None = None) -> dict:
     module, _, qualname = entry.partition(":")
     lo, hi = KNOWN_RELEASES.index(since), KNOWN_RELEASES.index(until)
-    sigs: dict[str, list] = {}
-    by_key: dict[str, str] = {}
+    sigs: dict[str, list] = dict(old["signatures"]) if old else {}
+    by_key: dict[str, str] = {json.dumps(p): sid for sid, p in sigs.items()}
+    kept = old["releases"] if old else {}
     releases: dict[str, dict | None] = {}
-    for version in KNOWN_RELEASES[lo : hi + 1]:
-        path = wheel_path(version, cache)
-        with zipfile.ZipFile(path) as zf:
+    wanted = set(KNOWN_RELEASES[lo : hi + 1])
+    for version in KNOWN_RELEASES:
+        if version not in wanted:
+            if version in kept:
+                releases[version] = kept[version]
+            continue
+        path = release_archive(version, cache)
+        zf = Archive(path)
+        try:
             hit = None
             for candidate in module.split("|"):  # the first module that has it
                 hit = hit or find(zf, candidate, qualname)
+        finally:
+            zf.close()
         if hit is None:
             releases[version] = None
             continue
@@ -173,11 +239,13 @@ def snapshot(entry: str, since: str, until: str, cache: Path) -> dict:
             sid = by_key[key] = f"s{len(sigs)}"
             sigs[sid] = params
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        releases[version] = {"module": defining, "signature": sid, "wheel_sha256": digest}
+        key_name = "wheel_sha256" if path.suffix == ".whl" else "sdist_sha256"
+        releases[version] = {"module": defining, "signature": sid, key_name: digest}
         print(f"{version:14s} {defining:40s} {sid} ({len(params)} params)", file=sys.stderr)
     return {
         "entry": entry,
-        "generated_by": "tools/snapshot.py (static ast read of the PyPI wheels; do not edit)",
+        "generated_by": "tools/snapshot.py (static ast read of the PyPI wheels and, before "
+        "0.5.0, sdists; do not edit)",
         "param_format": ["name", "kind: po|pk|va|ko|vk", "default source or null", "annotation"],
         "signatures": sigs,
         "releases": releases,
@@ -197,13 +265,17 @@ def main(argv: list[str] | None = None) -> int:
     default_cache = os.environ.get("FI_COMPAT_WHEEL_CACHE", "~/.cache/fi_compat/wheels")
     ap.add_argument("--wheels", default=default_cache, help="wheel cache directory")
     ap.add_argument("--out", default=str(SNAPSHOT_DIR))
+    ap.add_argument(
+        "--merge", action="store_true", help="keep an existing snapshot's other releases"
+    )
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for entry in args.entry:
-        data = snapshot(entry, args.since, args.until, Path(args.wheels).expanduser())
         module, _, qualname = entry.partition(":")
         name = f"{module.split('|')[0].removeprefix('flashinfer.')}.{qualname}.json"
+        old = json.loads((out / name).read_text()) if args.merge and (out / name).exists() else None
+        data = snapshot(entry, args.since, args.until, Path(args.wheels).expanduser(), old)
         (out / name).write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
         print(f"wrote {out / name}", file=sys.stderr)
     if args.facts:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 FACADES: dict[str, tuple[str, str]] = {
     "gdn_prefill": ("flashinfer.gdn_prefill", "fi_compat._adapters.gdn_prefill"),
     "fused_moe": ("flashinfer.fused_moe", "fi_compat._adapters.fused_moe"),
+    "norm": ("flashinfer.norm", "fi_compat._adapters.norm"),
+    "activation": ("flashinfer.activation", "fi_compat._adapters.activation"),
 }
 
 

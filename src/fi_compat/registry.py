@@ -36,10 +36,42 @@ __all__ = [
 
 STRICT_ENV = "FI_COMPAT_STRICT"
 
-# Every flashinfer-python wheel release on PyPI from 0.5.0 (the first wheel) to the
-# newest fi_compat knows, in PEP 440 order.  Adding a release: append it here, run
-# tools/snapshot.py, and add table rows where its API changed.
+# Every flashinfer-python release on PyPI from 0.2.0.post1 (the first under that name)
+# to the newest fi_compat knows, in PEP 440 order: source distributions only before
+# 0.5.0, wheels from 0.5.0.  Adding a release: append it here, run tools/snapshot.py
+# --merge, and add table rows where its API changed.
 KNOWN_RELEASES: tuple[str, ...] = (
+    "0.2.0.post1",
+    "0.2.0.post2",
+    "0.2.1",
+    "0.2.1.post1",
+    "0.2.1.post2",
+    "0.2.2",
+    "0.2.2.post1",
+    "0.2.3",
+    "0.2.4",
+    "0.2.5",
+    "0.2.6",
+    "0.2.6.post1",
+    "0.2.7",
+    "0.2.7.post1",
+    "0.2.8",
+    "0.2.9",
+    "0.2.10",
+    "0.2.11",
+    "0.2.11.post1",
+    "0.2.11.post2",
+    "0.2.11.post3",
+    "0.2.12",
+    "0.2.13",
+    "0.2.14",
+    "0.2.14.post1",
+    "0.3.0",
+    "0.3.0.post1",
+    "0.3.1",
+    "0.3.1.post1",
+    "0.4.0",
+    "0.4.1",
     "0.5.0",
     "0.5.1",
     "0.5.2",

@@ -19,18 +19,18 @@ pytestmark = [
     pytest.mark.contract,
     pytest.mark.skipif(
         CELL is None or EXPECT not in ("live", "dsl-missing"),
-        reason="needs a cell whose flashinfer.fused_moe imports",
+        reason="needs a cell whose flashinfer.norm imports",
     ),
 ]
 
 PROBE = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from fi_compat import errors, fused_moe
-a = fused_moe.shuffle_matrix_a.adapter
+from fi_compat import errors, norm
+a = norm.rmsnorm.adapter  # every release has it
 out = {"selected": a.release}
 try:
-    fused_moe.shuffle_matrix_a.raw()
+    norm.rmsnorm.raw()
     out["error"] = None
 except errors.FlashInferVersionMismatchError as exc:
     out.update(error=type(exc).__name__, detected=exc.detected, imported=exc.imported,

@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
-from fi_compat.registry import KNOWN_RELEASES
 from moe_cases import CASES
-from moe_helpers import moe_facade
+from moe_helpers import MOE_RELEASES, moe_facade
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
-@pytest.mark.parametrize("release", KNOWN_RELEASES)
+@pytest.mark.parametrize("release", MOE_RELEASES)
 def test_policy(release: str, case: Any) -> None:
     case(release, lambda name: moe_facade(name, release))

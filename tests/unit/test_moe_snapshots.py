@@ -41,25 +41,27 @@ def test_positional_from_is_derived_from_the_snapshots(name: str) -> None:
     assert ENTRIES[name].positional_from == POSITIONAL_FROM[name]
 
 
-CELLS = [
-    (name, r)
-    for name, e in ENTRIES.items()
-    for r, v in snapshots.load(e)["releases"].items()
-    if v is not None
-]
-
-
 def _releases(e: EntryPoint) -> list[str]:
-    return [r for r, v in snapshots.load(e)["releases"].items() if v is not None]
+    """The releases fi_compat serves the entry point on (from its floor, 0.5.0)."""
+    return [
+        r
+        for r, v in snapshots.load(e)["releases"].items()
+        if v is not None and at_least(place(r), e.since)
+    ]
+
+
+CELLS = [(name, r) for name, e in ENTRIES.items() for r in _releases(e)]
 
 
 def test_every_release_is_covered() -> None:
-    assert KNOWN_RELEASES[0] == "0.5.0" and len(KNOWN_RELEASES) == 43
+    assert KNOWN_RELEASES[0] == "0.2.0.post1" and len(KNOWN_RELEASES) == 74
     for name, e in ENTRIES.items():
         rel = _releases(e)
         assert rel[0] == e.since and rel[-1] == "0.7.4", name
         # once present, present in every later release (no entry point was dropped)
         assert rel == list(KNOWN_RELEASES[KNOWN_RELEASES.index(e.since) :]), name
+        older = [r for r, v in snapshots.load(e)["releases"].items() if v and r not in rel]
+        assert e.floor == "0.5.0" and all(not at_least(place(r), "0.5.0") for r in older)
     assert len(CELLS) == 545
 
 
@@ -151,3 +153,13 @@ def test_stable_order_is_the_newest_plus_removed_keyword_only(name: str) -> None
     union = {q[0] for r in _releases(entry) for q in snapshots.params(entry, r) or []}
     spelled = {s[1] for p in entry.params.values() for s in p.spelled}
     assert union - spelled <= set(entry.order) | spelled
+
+
+def test_a_release_below_the_moe_floor_is_refused_saying_why() -> None:
+    from fi_compat import errors
+    from fi_compat._core import resolve
+
+    a = ENTRIES["cutlass_fused_moe"].select(Distribution("flashinfer-python", "0.4.1", "<t>", ""))
+    err = resolve.problem_error(a)
+    assert isinstance(err, errors.UnsupportedFlashInferVersionError)
+    assert "fi_compat serves it from flashinfer-python 0.5.0 on" in str(err)

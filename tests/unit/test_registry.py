@@ -29,7 +29,8 @@ def test_known_releases_match_the_snapshot_release_list() -> None:
         ("0.7.3", "between", "0.7.2.post1"),  # never released: placed between neighbours
         ("0.7.5", "newer", "0.7.4"),
         ("0.8.0.dev1", "newer", "0.7.4"),
-        ("0.2.10", "older", None),  # the version vLLM once rejected by string comparison
+        ("0.2.10", "known", "0.2.10"),  # the version vLLM once rejected by string comparison
+        ("0.1.6", "older", None),  # before flashinfer-python's first release
         ("not-a-version", "invalid", None),
         ("0.6.8.0", "known", "0.6.8"),
     ],

@@ -230,6 +230,13 @@ _TRTLLM_GPUS = (
 )
 
 
+# The MoE tables start at 0.5.0, the first wheel.  0.2.6-0.4.1 have most of these entry
+# points already (cutlass_fused_moe from 0.2.6, the TRTLLM-gen ones from 0.2.8-0.2.10, the
+# weight helpers from 0.2.9/0.2.13; snapshots in _snapshots/), with other signatures and
+# scale layouts that no row here describes: fi_compat refuses them as below its floor.
+MOE_FLOOR = "0.5.0"
+
+
 def _entry(name: str, params: list[Param], **kw: Any) -> EntryPoint:
     emulations = list(kw.pop("emulations", ()))
     copies = []
@@ -245,6 +252,7 @@ def _entry(name: str, params: list[Param], **kw: Any) -> EntryPoint:
         emulations=[*emulations, *copies],
         feature=kw.pop("feature", "moe.trtllm"),
         matrix_note=kw.pop("matrix_note", _TRTLLM_GPUS),
+        floor=MOE_FLOOR,
         **kw,
     )
     for c in copies:

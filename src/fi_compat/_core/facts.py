@@ -60,6 +60,10 @@ def apply(entry: EntryPoint) -> str:
             f"{entry.name}: no snapshot facts for {k!r}; run tools/snapshot.py "
             f"{entry.module}:{entry.attr} and tools/snapshot.py --facts"
         ) from None
+    if entry.floor is not None:
+        older = first
+        first, params = _from_floor(first, params, entry.floor)
+        entry.older_unserved = older != first  # releases before the floor have it
     for p in entry.params.values():
         if p.own:
             continue
@@ -71,6 +75,25 @@ def apply(entry: EntryPoint) -> str:
         p.until = merged[-1][1]
         p.gaps = tuple((a[1], b[0]) for a, b in pairwise(merged))  # type: ignore[misc]
     return first
+
+
+def _from_floor(first: str, params: dict[str, Ranges], floor: str) -> tuple[str, dict[str, Ranges]]:
+    """The facts from release ``floor`` on: earlier ranges cut off at it."""
+    from ..registry import KNOWN_RELEASES
+
+    idx = {v: i for i, v in enumerate(KNOWN_RELEASES)}
+    if idx[floor] <= idx[first]:
+        return first, params
+    out: dict[str, Ranges] = {}
+    for name, ranges in params.items():
+        kept = tuple(
+            (floor if idx[lo] < idx[floor] else lo, hi)
+            for lo, hi in ranges
+            if hi is None or idx[hi] > idx[floor]
+        )
+        if kept:
+            out[name] = kept
+    return floor, out
 
 
 def compute(data: dict[str, Any]) -> tuple[str, dict[str, Ranges]]:

@@ -58,10 +58,16 @@ def problem_error(a: Adapter) -> Exception | None:
             f"pip install 'flashinfer-python=={NEWEST}'"
         )
     if a.problem == "below-floor":
+        served = (
+            f"fi_compat serves it from flashinfer-python {e.since} on (older releases have "
+            f"it with signatures fi_compat does not adapt)"
+            if e.older_unserved
+            else f"it exists from flashinfer-python {e.since} on"
+        )
         return errors.UnsupportedFlashInferVersionError(
-            f"{e.dotted} (FlashInfer {e.qualname}) exists from flashinfer-python {e.since} "
-            f"on; installed: {a.release}. Supported: {e.since} to {NEWEST} (newer releases "
-            f"with a warning). Fix: pip install 'flashinfer-python>={e.since},<={NEWEST}'"
+            f"{e.dotted} (FlashInfer {e.qualname}): {served}; installed: {a.release}. "
+            f"Supported: {e.since} to {NEWEST} (newer releases with a warning). Fix: pip "
+            f"install 'flashinfer-python>={e.since},<={NEWEST}'"
         )
     pl = a.placement
     if pl is not None and pl.kind == "newer" and strict():

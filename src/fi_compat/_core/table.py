@@ -402,6 +402,7 @@ class EntryPoint:
         receiver: str | None = None,
         devices: Callable[[Placement, tuple[int, int]], str | None] | None = None,
         debug: Callable[[Adapter, dict[str, Any]], None] | None = None,
+        floor: str | None = None,
     ) -> None:
         self.facade = facade
         self.name = name
@@ -424,6 +425,11 @@ class EntryPoint:
         # debug(adapter, kw): value checks that read tensor contents (host syncs), run on
         # every call in debug mode only (FI_COMPAT_DEBUG=1, fi_compat.set_debug)
         self.debug = debug
+        # floor: the first release fi_compat serves, where the snapshots know older
+        # releases that have the entry point with signatures its tables do not cover
+        # (those are refused as below the floor, naming the floor)
+        self.floor = floor
+        self.older_unserved = False  # set by facts.apply: the floor cut older releases off
         self.varargs = False  # the stub has *args (see bind_stub)
         for p in params:
             if p.emulation is not None and p.emulation not in self.emulations:

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Host time fi_compat adds to ``fi_compat.norm.rmsnorm`` / ``fused_add_rmsnorm`` and
+``fi_compat.activation.silu_and_mul`` over a direct call, per release era.
+
+    FI_COMPAT_ALLOW_CPU=1 python benchmarks/bench_elementwise.py [--json out.json]
+
+Both arms call the same trivial stand-in in place of FlashInfer's function: it has the
+release's real signature (from its snapshot) and returns its first argument.  The direct
+arm calls it as model code calls FlashInfer (positional arguments); the fi_compat arm
+calls the facade with the same arguments (metadata checks on, then off).  Interleaved
+batches in one process; p50 over batches.  The goal is <= 500 ns added with checks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")
+
+import torch  # noqa: E402
+
+from fi_compat import activation, norm, snapshots  # noqa: E402
+from fi_compat._adapters.activation import SPECS as ACT  # noqa: E402
+from fi_compat._adapters.norm import SPECS as NORM  # noqa: E402
+from fi_compat.detection import Distribution  # noqa: E402
+
+# one release per era of enable_pdl: none (0.2.0.post1), bool (0.2.5), Optional and not
+# clamped (0.4.1), clamped in norm (0.7.4)
+RELEASES = ("0.2.0.post1", "0.2.5", "0.4.1", "0.7.4")
+CASES = ("rmsnorm", "fused_add_rmsnorm", "silu_and_mul")
+
+
+def stand_in(name: str, release: str) -> Any:
+    entry = {**NORM, **ACT}[name]
+    params = snapshots.params(entry, release) or []
+    sig = ", ".join(p[0] + (f"={p[2]}" if p[2] is not None else "") for p in params)
+    ns: dict[str, Any] = {}
+    exec(f"def {name}({sig}):\n    return {params[0][0]}\n", ns)
+    return ns[name]
+
+
+def facade(name: str, release: str, target: Any) -> Any:
+    entry = {**NORM, **ACT}[name]
+    stub = getattr(norm if name in NORM else activation, "_" + name)
+    a = entry.select(Distribution("flashinfer-python", release, "<bench>", ""))
+    f = a.build(stub)
+    a._set_target(target)
+    return f
+
+
+def args(name: str) -> tuple[Any, ...]:
+    x = torch.randn(8, 256, dtype=torch.bfloat16)
+    w = torch.ones(256, dtype=torch.bfloat16)
+    if name == "rmsnorm":
+        return (x, w)
+    if name == "fused_add_rmsnorm":
+        return (x, x.clone(), w)
+    return (x,)
+
+
+def bench(fn: Any, a: tuple[Any, ...], batches: int, per: int) -> list[float]:
+    out = []
+    for _ in range(batches):
+        t0 = time.perf_counter_ns()
+        for _ in range(per):
+            fn(*a)
+        out.append((time.perf_counter_ns() - t0) / per)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--batches", type=int, default=100)
+    ap.add_argument("--per", type=int, default=200)
+    o = ap.parse_args()
+    rows = []
+    print(
+        f"fi_compat added host time per call, python {sys.version.split()[0]}, {torch.__version__}"
+    )
+    print(
+        f"{'function':20s} {'release':12s} {'direct':>8s} {'fi_compat':>10s} {'added':>8s} "
+        f"{'no checks':>10s}"
+    )
+    for name in CASES:
+        for rel in RELEASES:
+            target = stand_in(name, rel)
+            f = facade(name, rel, target)
+            a = args(name)
+            f(*a)  # first call binds the torch globals
+            d: list[float] = []
+            w: list[float] = []
+            for _ in range(5):
+                d += bench(target, a, o.batches // 5, o.per)
+                w += bench(f, a, o.batches // 5, o.per)
+            f.adapter.set_validation(False)
+            lean: list[float] = []
+            for _ in range(5):
+                lean += bench(f, a, o.batches // 5, o.per)
+            f.adapter.set_validation(True)
+            pd, pw, pl = (statistics.median(v) for v in (d, w, lean))
+            rows.append(
+                {
+                    "function": name,
+                    "release": rel,
+                    "direct_p50_ns": round(pd, 1),
+                    "fi_compat_p50_ns": round(pw, 1),
+                    "added_p50_ns": round(pw - pd, 1),
+                    "added_p50_ns_without_checks": round(pl - pd, 1),
+                }
+            )
+            print(f"{name:20s} {rel:12s} {pd:7.0f}n {pw:9.0f}n {pw - pd:7.0f}n {pl - pd:9.0f}n")
+    if o.json:
+        Path(o.json).write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
