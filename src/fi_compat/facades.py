@@ -18,6 +18,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "fused_moe": ("flashinfer.fused_moe", "fi_compat._adapters.fused_moe"),
     "norm": ("flashinfer.norm", "fi_compat._adapters.norm"),
     "activation": ("flashinfer.activation", "fi_compat._adapters.activation"),
+    "rope": ("flashinfer.rope", "fi_compat._adapters.rope"),
 }
 
 

@@ -344,12 +344,20 @@ def known_issues_page() -> str:
 
 
 def readme_facades() -> str:
-    """README.md's facade list: one line per facade function with its release range."""
+    """README.md's facade list: one line per facade module, its functions and the
+    releases they serve (the per-function ranges are on the module's docs page)."""
+    from .facades import FACADES
+    from .facades import entry_points as of_module
+
     lines = []
-    for e in entry_points():
-        link = f"docs/{page_name(e.facade)}#{anchor(e.name)}"
+    for module, (fi_module, _) in FACADES.items():
+        entries = of_module(module)
+        first = min((e.since for e in entries), key=KNOWN_RELEASES.index)
+        names = ", ".join(f"`{e.name}`" for e in entries)
+        page = f"docs/{page_name(entries[0].facade)}"
         lines.append(
-            f"- `{e.facade}.{e.name}` \u2192 `{e.qualname}`, {_span(e)} ([details]({link}))"
+            f"- `fi_compat.{module}` \u2192 `{fi_module}`, from {first} to "
+            f"{KNOWN_RELEASES[-1]}+ ([details]({page})): {names}"
         )
     return "\n".join(lines)
 

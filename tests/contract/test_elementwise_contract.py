@@ -19,6 +19,13 @@ CELL = os.environ.get("FI_COMPAT_CELL")
 pytestmark = [
     pytest.mark.contract,
     pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
+    # `import flashinfer` crashes in these cells; a crashed import leaves submodules in
+    # sys.modules that later tests of the same cell would reach (test_registry_contract
+    # checks the documented failure for every facade module)
+    pytest.mark.skipif(
+        os.environ.get("FI_COMPAT_CELL_EXPECT") == "import-crash",
+        reason="import flashinfer fails here (import-crash)",
+    ),
 ]
 
 
@@ -33,7 +40,7 @@ def test_live_calls_bind_and_mean_the_same(name: str) -> None:
         real = a.resolve()
     except errors.FlashInferImportError as exc:  # the cell's documented import outcome
         assert os.environ.get("FI_COMPAT_CELL_EXPECT") != "live", exc
-        pytest.skip(f"flashinfer.{e.module} does not import here: {exc}")
+        pytest.skip(f"{e.module} does not import here: {exc}")
     sig = inspect.signature(real)
     f, spy = facade(name, CELL, sig)
     f(**_args(name))

@@ -171,6 +171,7 @@ class Param:
     emulation:    name of the :class:`Emulation` that stands in where it is missing
     dtypes:       ((first release, dtype name), ...): the integer dtype the release
                   reads natively; other integer dtypes are cast before the call
+                  (``None``: from that release on, any integer dtype is read as is)
     enum:         name of the :mod:`fi_compat.enums` class whose members it takes;
                   translated by member name to the release's value at call time
     spelled:      ((first release, name, enum), ...): older spellings; before the
@@ -214,7 +215,7 @@ class Param:
         value_since: Mapping[object, str] | None = None,
         hint: bool = False,
         emulation: str | None = None,
-        dtypes: tuple[tuple[str, str], ...] = (),
+        dtypes: tuple[tuple[str, str | None], ...] = (),
         note: str = "",
         ref: str = "",
         enum: str | None = None,
@@ -515,7 +516,10 @@ class EntryPoint:
             if p.explicit:
                 extra.append("always forwarded explicitly")
             if p.dtypes:
-                extra.append("native dtype " + ", ".join(f"{dt} from {s}" for s, dt in p.dtypes))
+                extra.append(
+                    "native dtype "
+                    + ", ".join(f"{dt or 'any integer dtype'} from {s}" for s, dt in p.dtypes)
+                )
             for value, since in p.value_since.items():
                 extra.append(f"``{value!r}`` needs {since}")
             if not (what or extra):

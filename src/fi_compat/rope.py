@@ -1,0 +1,171 @@
+"""Stable facade of ``flashinfer.rope``: rotary embeddings by ragged offsets, by position
+ids, Llama 3.1 scaling, and vLLM's cos/sin-cache form; one frozen signature each over
+every release 0.2.0.post1-0.7.4 (the cos/sin-cache pair 0.2.0.post2+, when it took its
+present signature).
+
+``q`` / ``k`` are ``[nnz, num_heads, head_dim]`` fp16/bf16.  The index tensors
+(``indptr``, ``offsets``, ``pos_ids``, ``positions``) may be int32 or int64 on every
+release: 0.2.0.post1-0.2.6 read them as int32 without a check (an int64 tensor was
+silently misread), so fi_compat hands those releases int32.  The ``_inplace`` variants
+return None; the others ``(q_rope, k_rope)``.
+"""
+
+from __future__ import annotations
+
+from ._adapters.rope import SPECS
+from ._core import lazy_facades
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from torch import Tensor
+
+__all__ = [
+    "apply_llama31_rope_pos_ids",
+    "apply_llama31_rope_pos_ids_inplace",
+    "apply_rope",
+    "apply_rope_inplace",
+    "apply_rope_pos_ids",
+    "apply_rope_pos_ids_inplace",
+    "apply_rope_with_cos_sin_cache",
+    "apply_rope_with_cos_sin_cache_inplace",
+]
+
+
+def _apply_rope(
+    q: Tensor,
+    k: Tensor,
+    indptr: Tensor,
+    offsets: Tensor,
+    rotary_dim: int | None = None,
+    interleave: bool = False,
+    rope_scale: float = 1,
+    rope_theta: float = 1e4,
+    **kwargs: Any,
+) -> tuple[Tensor, Tensor]:
+    """RoPE on ragged ``q``/``k``: request ``i`` holds rows ``indptr[i]:indptr[i+1]``,
+    its first position is ``offsets[i]``."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _apply_rope_inplace(
+    q: Tensor,
+    k: Tensor,
+    indptr: Tensor,
+    offsets: Tensor,
+    rotary_dim: int | None = None,
+    interleave: bool = False,
+    rope_scale: float = 1,
+    rope_theta: float = 1e4,
+    **kwargs: Any,
+) -> None:
+    """:func:`apply_rope`, writing into ``q`` and ``k``."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _apply_rope_pos_ids(
+    q: Tensor,
+    k: Tensor,
+    pos_ids: Tensor,
+    rotary_dim: int | None = None,
+    interleave: bool = False,
+    rope_scale: float = 1,
+    rope_theta: float = 1e4,
+    **kwargs: Any,
+) -> tuple[Tensor, Tensor]:
+    """RoPE with one position per row (``pos_ids`` ``[nnz]``)."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _apply_rope_pos_ids_inplace(
+    q: Tensor,
+    k: Tensor,
+    pos_ids: Tensor,
+    rotary_dim: int | None = None,
+    interleave: bool = False,
+    rope_scale: float = 1,
+    rope_theta: float = 1e4,
+    **kwargs: Any,
+) -> None:
+    """:func:`apply_rope_pos_ids`, writing into ``q`` and ``k``."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _apply_llama31_rope_pos_ids(
+    q: Tensor,
+    k: Tensor,
+    pos_ids: Tensor,
+    rotary_dim: int | None = None,
+    interleave: bool = False,
+    rope_scale: float = 8,
+    rope_theta: float = 5e5,
+    low_freq_factor: float = 1,
+    high_freq_factor: float = 4,
+    old_context_len: int = 8192,
+    **kwargs: Any,
+) -> tuple[Tensor, Tensor]:
+    """RoPE with Llama 3.1's frequency scaling, one position per row."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _apply_llama31_rope_pos_ids_inplace(
+    q: Tensor,
+    k: Tensor,
+    pos_ids: Tensor,
+    rotary_dim: int | None = None,
+    interleave: bool = False,
+    rope_scale: float = 8,
+    rope_theta: float = 5e5,
+    low_freq_factor: float = 1,
+    high_freq_factor: float = 4,
+    old_context_len: int = 8192,
+    **kwargs: Any,
+) -> None:
+    """:func:`apply_llama31_rope_pos_ids`, writing into ``q`` and ``k``."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _apply_rope_with_cos_sin_cache(
+    positions: Tensor,
+    query: Tensor,
+    key: Tensor,
+    head_size: int,
+    cos_sin_cache: Tensor,
+    is_neox: bool = True,
+    **kwargs: Any,
+) -> tuple[Tensor, Tensor]:
+    """vLLM's RoPE form: ``cos_sin_cache`` float32 ``[max_position, rotary_dim]`` (cos
+    half, then sin half), ``query`` / ``key`` ``[nnz, heads * head_size]``; ``is_neox``:
+    rotate halves (True) or even/odd pairs (False).  flashinfer>=0.2.0.post2 (0.2.0.post1
+    had another signature: refused at the first call)."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _apply_rope_with_cos_sin_cache_inplace(
+    positions: Tensor,
+    query: Tensor,
+    key: Tensor,
+    head_size: int,
+    cos_sin_cache: Tensor,
+    is_neox: bool = True,
+    **kwargs: Any,
+) -> None:
+    """:func:`apply_rope_with_cos_sin_cache`, writing into ``query`` and ``key``."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+lazy_facades(
+    globals(),
+    {n: (globals()["_" + n], SPECS[n]) for n in SPECS},
+)
+
+if TYPE_CHECKING:  # what the generated functions look like, for type checkers
+    apply_rope = _apply_rope
+    apply_rope_inplace = _apply_rope_inplace
+    apply_rope_pos_ids = _apply_rope_pos_ids
+    apply_rope_pos_ids_inplace = _apply_rope_pos_ids_inplace
+    apply_llama31_rope_pos_ids = _apply_llama31_rope_pos_ids
+    apply_llama31_rope_pos_ids_inplace = _apply_llama31_rope_pos_ids_inplace
+    apply_rope_with_cos_sin_cache = _apply_rope_with_cos_sin_cache
+    apply_rope_with_cos_sin_cache_inplace = _apply_rope_with_cos_sin_cache_inplace
