@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Host time fi_compat adds to ``fi_compat.norm.rmsnorm`` / ``fused_add_rmsnorm`` and
-``fi_compat.activation.silu_and_mul`` over a direct call, per release era.
+"""Host time fi_compat adds to ``fi_compat.norm.rmsnorm`` / ``fused_add_rmsnorm``,
+``fi_compat.activation.silu_and_mul`` and ``fi_compat.rope.apply_rope_pos_ids`` over a
+direct call, per release era.
 
     FI_COMPAT_ALLOW_CPU=1 python benchmarks/bench_elementwise.py [--json out.json]
 
@@ -28,19 +29,27 @@ os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")
 
 import torch  # noqa: E402
 
-from fi_compat import activation, norm, snapshots  # noqa: E402
+from fi_compat import activation, norm, rope, snapshots  # noqa: E402
 from fi_compat._adapters.activation import SPECS as ACT  # noqa: E402
 from fi_compat._adapters.norm import SPECS as NORM  # noqa: E402
+from fi_compat._adapters.rope import SPECS as ROPE  # noqa: E402
+
+ALL = {**NORM, **ACT, **ROPE}
+MODULES = {
+    **dict.fromkeys(NORM, norm),
+    **dict.fromkeys(ACT, activation),
+    **dict.fromkeys(ROPE, rope),
+}
 from fi_compat.detection import Distribution  # noqa: E402
 
 # one release per era of enable_pdl: none (0.2.0.post1), bool (0.2.5), Optional and not
 # clamped (0.4.1), clamped in norm (0.7.4)
 RELEASES = ("0.2.0.post1", "0.2.5", "0.4.1", "0.7.4")
-CASES = ("rmsnorm", "fused_add_rmsnorm", "silu_and_mul")
+CASES = ("rmsnorm", "fused_add_rmsnorm", "silu_and_mul", "apply_rope_pos_ids")
 
 
 def stand_in(name: str, release: str) -> Any:
-    entry = {**NORM, **ACT}[name]
+    entry = ALL[name]
     params = snapshots.params(entry, release) or []
     sig = ", ".join(p[0] + (f"={p[2]}" if p[2] is not None else "") for p in params)
     ns: dict[str, Any] = {}
@@ -49,8 +58,8 @@ def stand_in(name: str, release: str) -> Any:
 
 
 def facade(name: str, release: str, target: Any) -> Any:
-    entry = {**NORM, **ACT}[name]
-    stub = getattr(norm if name in NORM else activation, "_" + name)
+    entry = ALL[name]
+    stub = getattr(MODULES[name], "_" + name)
     a = entry.select(Distribution("flashinfer-python", release, "<bench>", ""))
     f = a.build(stub)
     a._set_target(target)
@@ -64,6 +73,9 @@ def args(name: str) -> tuple[Any, ...]:
         return (x, w)
     if name == "fused_add_rmsnorm":
         return (x, x.clone(), w)
+    if name == "apply_rope_pos_ids":
+        q = torch.randn(8, 4, 64, dtype=torch.bfloat16)
+        return (q, q.clone(), torch.arange(8, dtype=torch.int32))
     return (x,)
 
 

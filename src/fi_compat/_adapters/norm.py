@@ -190,20 +190,23 @@ class Rows3D(Emulation):
         return out
 
 
-def _norm(name: str, dims: tuple[int, ...], **kw: Any) -> EntryPoint:
+def _entry(name: str, tensors: tuple[str, ...], validate: Any, **kw: Any) -> EntryPoint:
+    """An RMSNorm-family entry point: ``tensors``, ``eps``, the optional ``out`` (with
+    ``extra=("out",)``; validated with the tensors) and ``enable_pdl``."""
+    has_out = "out" in kw.pop("extra", ())
+    params = [*(Param(n) for n in tensors), Param("eps")]
+    if has_out:
+        params.append(Param("out"))
+    params.append(
+        Param("enable_pdl", hint=True, note="programmatic dependent launch", ref=_PDL_REF)
+    )
     return EntryPoint(
         facade="fi_compat.norm",
         name=name,
         module="flashinfer.norm",
-        params=(
-            Param("input"),
-            Param("weight"),
-            Param("eps"),
-            Param("out"),
-            Param("enable_pdl", hint=True, note="programmatic dependent launch", ref=_PDL_REF),
-        ),
-        validate=_validate_norm(name, dims),
-        validate_args=("input", "weight", "out"),
+        params=params,
+        validate=validate,
+        validate_args=(*tensors, "out") if has_out else tensors,
         prepare=ew.prepare,
         normalizers=(EnablePdl("input", clamp_from="0.6.8"),),
         devices=ew.any_cuda_device,
@@ -212,25 +215,12 @@ def _norm(name: str, dims: tuple[int, ...], **kw: Any) -> EntryPoint:
     )
 
 
+def _norm(name: str, dims: tuple[int, ...], **kw: Any) -> EntryPoint:
+    return _entry(name, ("input", "weight"), _validate_norm(name, dims), extra=("out",), **kw)
+
+
 def _fused(name: str) -> EntryPoint:
-    return EntryPoint(
-        facade="fi_compat.norm",
-        name=name,
-        module="flashinfer.norm",
-        params=(
-            Param("input"),
-            Param("residual"),
-            Param("weight"),
-            Param("eps"),
-            Param("enable_pdl", hint=True, note="programmatic dependent launch", ref=_PDL_REF),
-        ),
-        validate=_validate_fused(name),
-        validate_args=("input", "residual", "weight"),
-        prepare=ew.prepare,
-        normalizers=(EnablePdl("input", clamp_from="0.6.8"),),
-        devices=ew.any_cuda_device,
-        feature="norm",
-    )
+    return _entry(name, ("input", "residual", "weight"), _validate_fused(name))
 
 
 SPECS: dict[str, EntryPoint] = {

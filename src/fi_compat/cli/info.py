@@ -172,58 +172,77 @@ def _entry_status(entry: EntryPoint, adapter: Adapter, code: str) -> dict[str, A
 # sys.modules, and find_spec locates the package without running it)
 _PROBE = """
 import importlib, importlib.util, json, sys, time
-t = time.time()
-out = {}
-try:
-    importlib.import_module(sys.argv[1])
-    out = {"ok": True}
-except BaseException as e:
-    out = {"ok": False, "error": f"{type(e).__name__}: {e}"[:500]}
-out["seconds"] = round(time.time() - t, 2)
-m = next((sys.modules[n] for n in ("flashinfer", "flashinfer.version", "flashinfer._build_meta")
-          if n in sys.modules), None)
-out["flashinfer_version"] = getattr(m, "__version__", None)
-try:
-    out["flashinfer_file"] = getattr(importlib.util.find_spec("flashinfer"), "origin", None)
-except BaseException:
-    out["flashinfer_file"] = None
-print(json.dumps(out))
+for name in sys.argv[1:]:
+    t = time.time()
+    try:
+        importlib.import_module(name)
+        out = {"ok": True}
+    except BaseException as e:
+        out = {"ok": False, "error": f"{type(e).__name__}: {e}"[:500]}
+    out["seconds"] = round(time.time() - t, 2)
+    m = next((sys.modules[n] for n in ("flashinfer", "flashinfer.version",
+              "flashinfer._build_meta") if n in sys.modules), None)
+    out["flashinfer_version"] = getattr(m, "__version__", None)
+    try:
+        out["flashinfer_file"] = getattr(importlib.util.find_spec("flashinfer"), "origin", None)
+    except BaseException:
+        out["flashinfer_file"] = None
+    print(json.dumps({"module": name, **out}), flush=True)
+    if not out["ok"]:
+        break  # what a failed import leaves in sys.modules would sway the next ones
 """
 
 
 def probe(module: str, timeout: float = 120.0) -> dict[str, Any]:
     """Import ``module`` in a fresh interpreter (same sys.path); report, never crash."""
+    return probe_modules([module], timeout)[module]
+
+
+def probe_modules(modules: list[str], timeout: float = 120.0) -> dict[str, dict[str, Any]]:
+    """Import the modules, deepest first, in a fresh interpreter (same sys.path): one
+    result per module, never a crash.  The modules share the interpreter while their
+    imports succeed (one interpreter start and FlashInfer import for all); after a
+    failure the rest are probed in a new one, since what a failed import leaves in
+    ``sys.modules`` can let a later import of the same package pass where a fresh one
+    fails.  ``timeout`` bounds each interpreter."""
+    order = sorted(set(modules), key=lambda m: -m.count("."))
+    out: dict[str, dict[str, Any]] = {}
+    while len(out) < len(order):  # each run settles at least one more module
+        out.update(_probe_run([m for m in order if m not in out], timeout))
+    return out
+
+
+def _probe_run(modules: list[str], timeout: float) -> dict[str, dict[str, Any]]:
+    """One interpreter importing ``modules`` in order until the first failure."""
     import subprocess
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     try:
         r = subprocess.run(
-            [sys.executable, "-c", _PROBE, module],
+            [sys.executable, "-c", _PROBE, *modules],
             capture_output=True,
             text=True,
             timeout=timeout,
             env=env,
         )
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "error": f"import did not finish within {timeout:.0f} s (hang?)"}
-    lines = r.stdout.strip().splitlines()
-    if lines:
+        stdout = r.stdout
+        err = f"interpreter exited with {r.returncode}: {r.stderr[-300:]}"
+    except subprocess.TimeoutExpired as exc:
+        raw = exc.stdout or b""
+        stdout = raw.decode() if isinstance(raw, bytes) else raw
+        err = f"import did not finish within {timeout:.0f} s (hang?)"
+    got: dict[str, dict[str, Any]] = {}
+    for line in stdout.splitlines():
         try:
-            result: dict[str, Any] = json.loads(lines[-1])
-            return result
+            rec = json.loads(line)
         except ValueError:
-            pass
-    return {"ok": False, "error": f"interpreter exited with {r.returncode}: {r.stderr[-300:]}"}
-
-
-def probe_modules(modules: list[str], timeout: float = 120.0) -> dict[str, dict[str, Any]]:
-    """``probe`` each module once; a package whose submodule imported is not probed
-    again (importing ``flashinfer.fused_moe`` imports ``flashinfer``)."""
-    out: dict[str, dict[str, Any]] = {}
-    for mod in sorted(set(modules), key=lambda m: -m.count(".")):
-        child = next((m for m, r in out.items() if r["ok"] and m.startswith(mod + ".")), None)
-        out[mod] = {**out[child], "via": child} if child else probe(mod, timeout)
-    return out
+            continue
+        if isinstance(rec, dict) and rec.get("module") in modules:
+            got[rec.pop("module")] = rec
+    nxt = next((m for m in modules if m not in got), None)
+    if nxt is not None and all(r["ok"] for r in got.values()):
+        got[nxt] = {"ok": False, "error": err}  # it died or hung while importing this one
+    return got
 
 
 def probe_installation(
@@ -395,9 +414,7 @@ def render(data: dict[str, Any], color: bool = False) -> str:
         if "probe" in st:
             p = st["probe"]
             if p["ok"]:
-                msg = f"imports in {p.get('seconds')} s" + (
-                    f" (via {p['via']})" if "via" in p else ""
-                )
+                msg = f"imports in {p.get('seconds')} s"
             else:
                 msg = c("ERROR ", "31") + str(p["error"])
             out.append(f"  {'':{width}s}  probe: {msg}")
