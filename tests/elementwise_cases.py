@@ -119,6 +119,14 @@ def test_positional_and_keyword_calls_give_the_kernel_result(name: str, release:
         assert torch.equal(got_kw, want) and torch.equal(got_pos, want)
 
 
+def newest_pdl(name: str, v: Any, cc: tuple[int, int]) -> bool:
+    """What ``enable_pdl=v`` means in the module's newest release on a GPU ``cc``: norm
+    clamps None/True to the device (0.6.8+), activation lets None decide by device."""
+    if name in NORM:
+        return v is not False and cc[0] >= 9
+    return cc[0] >= 9 if v is None else bool(v)
+
+
 def _pdl_effect(name: str, release: str, sent: dict[str, Any], cc: tuple[int, int]) -> bool:
     """What the release does with the ``enable_pdl`` it was sent (its own source)."""
     if "enable_pdl" not in sent:  # left out: the release's own default
@@ -145,11 +153,7 @@ def test_enable_pdl_means_the_newest_meaning_on_every_release(name: str, release
             if not at_least(place(release), "0.2.3"):
                 assert "enable_pdl" not in sent  # no PDL: a hint, dropped
                 continue
-            newest = (
-                (v is not False and cc[0] >= 9)
-                if name in NORM
-                else (cc[0] >= 9 if v is None else v)
-            )
+            newest = newest_pdl(name, v, cc)
             assert _pdl_effect(name, release, sent, cc) == newest, (cc, v, sent)
 
 

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from elementwise_cases import ENTRIES, NORM, _args, _pdl_effect, facade
+from elementwise_cases import ENTRIES, _args, _pdl_effect, facade, newest_pdl
 from fi_compat import errors
 from fi_compat._device import assume_capability
 from fi_compat.detection import Distribution
@@ -58,9 +58,5 @@ def test_live_calls_bind_and_mean_the_same(name: str) -> None:
             if "enable_pdl" not in sig.parameters:
                 assert "enable_pdl" not in sent
                 continue
-            newest = (
-                (v is not False and cc[0] >= 9)
-                if name in NORM
-                else (cc[0] >= 9 if v is None else v)
-            )
+            newest = newest_pdl(name, v, cc)
             assert _pdl_effect(name, CELL, sent, cc) == newest, (cc, v, sent)

@@ -56,7 +56,7 @@ def _check_index(where: str, name: str, x: Any, d: int) -> None:
         raise InvalidArgumentError(f"{where}: {name} must be on the device of q, got {x.device}")
 
 
-def _validate_qk(name: str) -> Any:
+def _validate_qk(name: str, names: tuple[str, ...]) -> Any:
     def validate(q: Any, k: Any, *index: Any) -> int:
         """``q`` / ``k``: ``[nnz, heads, head_dim]`` fp16/bf16, one nnz and head_dim and
         dtype, one device; the index tensors 1-D int32/int64 on it.  Returns the CUDA
@@ -93,7 +93,6 @@ def _validate_qk(name: str) -> Any:
                     f"{q.dtype}, k {tuple(k.shape)} {k.dtype}"
                 )
             ew.check_device(where, "q", q, {"k": k})
-            names = SPECS_INDEX[name]
             for n, x in zip(names, index, strict=True):
                 _check_index(where, n, x, d)
         return d  # type: ignore[no-any-return]
@@ -163,11 +162,7 @@ def _index(name: str) -> Param:
     return Param(name, dtypes=_IDX, note="index tensor: int32 before 0.2.7", ref=_IDX_REF)
 
 
-SPECS_INDEX: dict[str, tuple[str, ...]] = {}  # entry -> its index parameters, in order
-
-
 def _rope(name: str, index: tuple[str, ...], llama31: bool = False) -> EntryPoint:
-    SPECS_INDEX[name] = index
     params = [Param("q"), Param("k"), *(_index(n) for n in index)]
     params += [Param("rotary_dim"), Param("interleave"), Param("rope_scale"), Param("rope_theta")]
     if llama31:
@@ -177,7 +172,7 @@ def _rope(name: str, index: tuple[str, ...], llama31: bool = False) -> EntryPoin
         name=name,
         module="flashinfer.rope",
         params=params,
-        validate=_validate_qk(name),
+        validate=_validate_qk(name, index),
         validate_args=("q", "k", *index),
         prepare=_prepare,
         devices=ew.any_cuda_device,
