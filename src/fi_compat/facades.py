@@ -19,6 +19,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "norm": ("flashinfer.norm", "fi_compat._adapters.norm"),
     "activation": ("flashinfer.activation", "fi_compat._adapters.activation"),
     "rope": ("flashinfer.rope", "fi_compat._adapters.rope"),
+    "sampling": ("flashinfer.sampling", "fi_compat._adapters.sampling"),
 }
 
 

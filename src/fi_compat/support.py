@@ -21,7 +21,7 @@ the worst that applies:
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .detection import Distribution
 from .registry import KNOWN_RELEASES, NEWEST, VersionRange, at_least
@@ -107,9 +107,14 @@ def generation(entry: EntryPoint, release: str, rng: VersionRange | None = None)
     assert pl is not None and a.problem is None, f"{entry.name}: no adapter for {release}"
     params = entry.params
     newest = entry.select(_dist(NEWEST)).native_dtypes
-    emulated = [n for n in a.absent if params[n].emulation and not params[n].own]
+    served = a.result_serves  # absent parameters a result hook implements
+
+    def emulates(n: str) -> bool:
+        return bool(params[n].emulation) or n in served
+
+    emulated = [n for n in a.absent if emulates(n) and not params[n].own]
     hints = [n for n in a.absent if params[n].hint]
-    refused = [n for n in a.absent if not (params[n].emulation or params[n].hint or params[n].own)]
+    refused = [n for n in a.absent if not (emulates(n) or params[n].hint or params[n].own)]
     neutral = [n for n in refused if params[n].neutral]
     renamed = [
         f"`{n}` is `{r}`"
@@ -118,7 +123,8 @@ def generation(entry: EntryPoint, release: str, rng: VersionRange | None = None)
         if r != n
     ]
     notes = [d for e in entry.emulations.values() if (d := e.describe(pl))]
-    notes += [d for nm in entry.normalizers if (d := nm.describe(pl))]
+    hooks: list[Any] = [*entry.normalizers, *entry.results]
+    notes += [d for nm in hooks if (d := nm.describe(pl))]
     restricted = []
     for n in a.present:
         for value, since in params[n].value_since.items():

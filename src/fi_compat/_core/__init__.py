@@ -1,7 +1,7 @@
 """The core: table language, the shared translation, resolution, the generated fast path.
 
 * :mod:`.table` -- :class:`Param`, :class:`EntryPoint` and the hooks
-  (:class:`Emulation`, :class:`Normalizer`): what fi_compat knows, as data;
+  (:class:`Emulation`, :class:`Normalizer`, :class:`ResultHook`): what fi_compat knows, as data;
 * :mod:`.facts` -- per-release facts derived from the committed signature snapshots;
 * :mod:`.adapter` -- one entry point on one release and :meth:`Adapter.translate`,
   the one mapping from stable arguments to the release's call;
@@ -19,7 +19,16 @@ from __future__ import annotations
 
 from .adapter import Adapter
 from .facade import adapters, explain, lazy_facades, make_facade, set_debug, set_validation
-from .table import OMIT, REQUIRED, Emulation, EntryPoint, Normalizer, OptionalDependency, Param
+from .table import (
+    OMIT,
+    REQUIRED,
+    Emulation,
+    EntryPoint,
+    Normalizer,
+    OptionalDependency,
+    Param,
+    ResultHook,
+)
 from .written import written_for
 
 __all__ = [
@@ -31,6 +40,7 @@ __all__ = [
     "Normalizer",
     "OptionalDependency",
     "Param",
+    "ResultHook",
     "adapters",
     "explain",
     "lazy_facades",

@@ -93,6 +93,8 @@ class Adapter:
         self.spelling: dict[str, str] = {}  # stable name -> the release's name
         self.enums: dict[str, tuple[str, str]] = {}  # name -> (stable, release) enum class
         self.normalizers: list[tuple[tuple[str, ...], tuple[str, ...], Callable[..., Any]]] = []
+        self.results: list[tuple[tuple[str, ...], Callable[..., Any]]] = []
+        self.result_serves: frozenset[str] = frozenset()
         self.source = ""  # the generated code (fi_compat.explain)
         self.sources: dict[str, str] = {}  # linecache file name -> source, both variants
         self.codes: dict[object, Any] = {}  # True/False: checks on/off; "debug" (set_mode)
@@ -125,6 +127,13 @@ class Adapter:
             fn = nm.build(self)
             if fn is not None:
                 self.normalizers.append((nm.args, nm.out, fn))
+        serves: set[str] = set()
+        for rh in entry.results:
+            rf = rh.build(self)
+            if rf is not None:
+                self.results.append((rh.args, rf))
+                serves.update(rh.serves)
+        self.result_serves = frozenset(serves)
         from ..policy import version_verdict
 
         v = version_verdict(placement, self.release, entry.since)
@@ -381,7 +390,7 @@ class Adapter:
                 active.append(em)
             elif any(not is_default(kw[n], e.params[n].default) for n in em.params):
                 em.check(self, kw)  # served natively: the same checks, the same errors
-        served = {n for em in active for n in em.params}
+        served = {n for em in active for n in em.params} | self.result_serves
         pl = self.placement
         assert pl is not None
         for name in self.absent:
@@ -461,6 +470,7 @@ class Adapter:
             raise self.too_many_positional(args)
         if self._target is None:
             self.resolve()  # the enum tables and the imported-release check come with it
+        hooks = [(rf, [kw[n] for n in args]) for args, rf in self.results]  # as passed
         call, states = self.translate(kw, extra)
         fn = self.ns["_fn"]
         if any(em.skip_call(st) for em, st in states):
@@ -469,6 +479,8 @@ class Adapter:
             result = fn(**call) if receiver is NO_RECEIVER else fn(receiver, **call)
         for em, st in reversed(states):
             result = em.after(self, kw, result, st)
+        for rf, vals in hooks:
+            result = rf(result, *vals)
         return result
 
     def too_many_positional(self, args: tuple[Any, ...]) -> errors.PositionalMismatchError:

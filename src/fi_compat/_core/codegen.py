@@ -5,8 +5,9 @@ the adapter does not run as a method per call: this module emits the facade func
 with the stub's exact signature, as Python source.  For a conforming call (every
 parameter the release lacks or restricts at its default, index tensors already in the
 native dtype, known keywords only) it runs the metadata checks, the release's
-normalisers and one call to FlashInfer by keyword; everything else goes to
-:meth:`Adapter.call_general` (the shared :meth:`Adapter.translate`).
+normalisers, one call to FlashInfer by keyword and the release's result hooks;
+everything else goes to :meth:`Adapter.call_general` (the shared
+:meth:`Adapter.translate`).
 
 Defaults are detected by identity, or for builtin scalar defaults by ``type(x) is int
 and x == d``: a user object's ``__eq__`` is never called and a tensor is never
@@ -151,6 +152,19 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         ns["_dt_" + n] = NOTYET  # the torch dtype, bound on the first call
     for i, (_args, _outs, fn) in enumerate(adapter.normalizers):
         ns[f"_N{i}"] = fn
+    for i, (_args, fn) in enumerate(adapter.results):
+        ns[f"_R{i}"] = fn
+    # result hooks read the arguments as passed: keep those a normaliser or an inline
+    # cast rebinds
+    rebound = normalized | {n for n in adapter.native_dtypes if n in e.validate_args}
+    kept = [n for args, _ in adapter.results for n in args if n in rebound]
+
+    def finish(expr: str) -> str:
+        for i, (args, _fn) in enumerate(adapter.results):
+            vals = ", ".join(f"_o_{n}" if n in rebound else n for n in args)
+            expr = f"_R{i}({expr}, {vals})"
+        return expr
+
     if e.validate is not None:
         ns["_validate"] = adapter.cold_validate
     ns["_DEV"] = frozenset()  # CUDA device indices this release was found to serve
@@ -171,6 +185,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         if adapter.problem is not None:
             return [f"    {general}"]
         body = [f"    if {star}:", f"        raise _adapter.too_many_positional({star})"]
+        body += [f"    _o_{n} = {n}" for n in dict.fromkeys(kept)]
         if validated and e.validate is not None:
             call = f"_validate({', '.join(e.validate_args)})"
             if e.devices is not None:
@@ -183,8 +198,11 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             body.append(f"    {', '.join(outs)}, = _N{i}({', '.join(args)})")
         conds = ["not kwargs"]
         for n in adapter.native_dtypes:
-            if n in e.validate_args:  # required in practice: cast inline (cast() explains)
-                body.append(f"    if type({n}) is not _T or {n}.dtype is not _dt_{n}:")
+            if n in e.validate_args:  # checked just above: cast inline (cast() explains)
+                test = f"type({n}) is not _T or {n}.dtype is not _dt_{n}"
+                if e.params[n].optional:
+                    test = f"{n} is not None and ({test})"
+                body.append(f"    if {test}:")
                 body.append(f"        {n} = _adapter.cast({n!r}, {n})")
             else:
                 conds.append(f"({n} is None or (type({n}) is _T and {n}.dtype is _dt_{n}))")
@@ -219,11 +237,12 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
                 fast.get(n) or _default_test(n, e.params[n].default) for n in e.order if n in names
             ]
             tests += extra
+            invoke = finish(f"_fn({lead}{call_args})")
             if tests:
                 body.append(f"        if {' and '.join(tests)}:")
-                body.append(f"            return _fn({lead}{call_args})")
+                body.append(f"            return {invoke}")
             else:
-                body.append(f"        return _fn({lead}{call_args})")
+                body.append(f"        return {invoke}")
         body.append(f"    {general}")
         return body
 

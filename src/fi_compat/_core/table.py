@@ -36,6 +36,7 @@ __all__ = [
     "Normalizer",
     "OptionalDependency",
     "Param",
+    "ResultHook",
 ]
 
 
@@ -172,6 +173,9 @@ class Param:
     dtypes:       ((first release, dtype name), ...): the integer dtype the release
                   reads natively; other integer dtypes are cast before the call
                   (``None``: from that release on, any integer dtype is read as is)
+    optional:     with ``dtypes``: ``None`` is a valid value (an index tensor the
+                  call may leave out); otherwise a required index tensor is refused
+                  as missing when ``None``, also with the metadata checks off
     enum:         name of the :mod:`fi_compat.enums` class whose members it takes;
                   translated by member name to the release's value at call time
     spelled:      ((first release, name, enum), ...): older spellings; before the
@@ -204,6 +208,7 @@ class Param:
         "enum_map",
         "explicit",
         "own",
+        "optional",
         "kind",
     )
 
@@ -223,6 +228,7 @@ class Param:
         enum_map: Mapping[str, str] | None = None,
         explicit: bool = False,
         own: bool = False,
+        optional: bool = False,
     ) -> None:
         self.name = name
         self.since: str | None = None  # None: from the entry point's first release
@@ -240,6 +246,7 @@ class Param:
         self.enum_map = dict(enum_map or {})
         self.explicit = explicit
         self.own = own
+        self.optional = optional
         self.default: object = REQUIRED
         self.keyword_only = False
         self.kind: Kind | None = None
@@ -357,6 +364,28 @@ class Normalizer:
         return None
 
 
+class ResultHook:
+    """A per-call rewrite of FlashInfer's result into the one the newest release returns
+    for the same arguments (an output dtype, a sentinel value, an extra output), run on
+    both paths.
+
+    ``args``: the stable parameters it reads, as the caller passed them (before any
+    cast or normaliser); ``serves``: stable parameters the release lacks that this hook
+    implements (e.g. an extra output a newer release can return); ``build(adapter)``
+    returns ``f(result, *args) -> result`` for that release, or ``None`` when the
+    release already returns the newest result (then nothing runs per call)."""
+
+    args: tuple[str, ...] = ()
+    serves: tuple[str, ...] = ()
+    boundaries: tuple[str, ...] = ()
+
+    def build(self, adapter: Adapter) -> Callable[..., Any] | None:
+        raise NotImplementedError
+
+    def describe(self, p: Placement) -> str | None:
+        return None
+
+
 class OptionalDependency:
     """An optional package a FlashInfer module imports unguarded from some release on."""
 
@@ -397,6 +426,7 @@ class EntryPoint:
         prepare: Callable[[], None] | None = None,
         emulations: Sequence[Emulation] = (),
         normalizers: Sequence[Normalizer] = (),
+        results: Sequence[ResultHook] = (),
         optional_deps: Sequence[OptionalDependency] = (),
         feature: str = "",
         matrix_note: str = "",
@@ -417,6 +447,7 @@ class EntryPoint:
         self.prepare = prepare
         self.emulations = {e.name: e for e in emulations}
         self.normalizers = tuple(normalizers)
+        self.results = tuple(results)
         self.optional_deps = tuple(optional_deps)
         self.feature = feature  # its name in the known-issues table (fi_compat._issues)
         self.receiver = receiver
@@ -538,7 +569,8 @@ class EntryPoint:
             cuts.update(p.boundaries())
         for e in self.emulations.values():
             cuts.update(e.boundaries)
-        for nm in self.normalizers:
+        hooks: list[Normalizer | ResultHook] = [*self.normalizers, *self.results]
+        for nm in hooks:
             cuts.update(nm.boundaries)
         for d in self.optional_deps:
             cuts.update(b for b in (d.range.lo, d.range.hi) if b)

@@ -1,0 +1,541 @@
+"""Adapter tables for ``flashinfer.sampling`` (sampling, renormalisation, masking, softmax).
+
+Read from the released sources (``_snapshots/sampling.*.json``, ``csrc/sampling.cu``,
+``include/flashinfer/sampling.cuh``):
+
+* 0.2.0.post1-0.2.2.post1 take caller-drawn ``uniform_samples`` (``[max_rounds, batch]``
+  for the rejection samplers) and return ``(samples, success)``, where a row may fail
+  after the last round.  0.2.3 draws from a Philox ``generator`` inside the kernel and
+  always succeeds: fi_compat serves the samplers (and ``chain_speculative_sampling``)
+  from 0.2.3 and refuses the older ones as below the floor.  ``top_p_renorm_probs``,
+  ``top_k_renorm_probs`` and ``top_k_mask_logits`` keep one signature from 0.2.0.post1.
+* ``indices`` (0.2.3) is read as ``int32_t*`` without a check up to 0.5.3 and the
+  samples are always int32; 0.6.0 checks int32/int64 and returns samples of the indices'
+  dtype (``out_dtype = indices.dtype``).  fi_compat hands 0.2.3-0.5.3 int32 indices and
+  returns the samples in the indices' dtype there too.
+* A row with no positive probability: 0.2.3-0.6.6 write ``-1``
+  (``sampled_id = last_valid_id``, still ``-1``); 0.6.7 writes ``0`` and reports the row
+  in ``valid`` (``return_valid``, 0.6.7).  On 0.2.3-0.6.6 fi_compat writes ``0`` too and
+  derives ``valid`` from the ``-1`` rows, so both outputs match 0.6.7+.
+* ``seed`` / ``offset`` (0.6.0, ints; tensors from 0.6.4) seed the Philox stream the
+  kernels draw from (``curand_init(seed, row, offset)``, the same since 0.2.3).  Before
+  0.6.0 the kernel takes that state from ``generator`` (``philox_cuda_state``), so
+  fi_compat passes a fresh CUDA generator holding ``(seed, offset)``: the same stream.
+  Tensor seeds (read on the device, CUDA-graph friendly) need 0.6.4.  Both or neither:
+  every release ignores a lone ``seed`` or ``offset``; fi_compat refuses it.
+* ``top_k_renorm_probs`` / ``top_k_mask_logits`` compute in the input's dtype from 0.6.0
+  (float32 before, returned as float32): fi_compat returns the input's dtype everywhere.
+* ``is_deterministic`` (``top_p_renorm_probs`` 0.6.7, ``top_k_renorm_probs`` 0.7.1)
+  selects reproducible accumulation in the multi-CTA kernels those releases brought;
+  ``top_k_max`` (0.7.4) bounds per-row ``top_k`` for a faster path (a hint).
+* ``chain_speculative_sampling``: ``maybe_output_emitted_token_num`` was renamed
+  ``maybe_output_emitted_draft_token_num`` in 0.2.5 (the kernel writes the same count).
+"""
+
+from __future__ import annotations
+
+from .._core import Emulation, EntryPoint, Param, ResultHook
+from .._core.adapter import short
+from ..errors import InvalidArgumentError
+from ..registry import at_least
+from . import _elementwise as ew
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from .._core import Adapter
+    from ..registry import Placement
+
+FLOOR = "0.2.3"  # the first release that draws its own random numbers (see above)
+_FLOOR_WHY = (
+    "0.2.0.post1-0.2.2.post1 take caller-drawn uniform_samples and return "
+    "(samples, success); no row here describes that signature"
+)
+_FLOAT: frozenset[Any] = frozenset()
+_INT: frozenset[Any] = frozenset()
+_SEED: frozenset[Any] = frozenset()
+
+
+def _prepare() -> None:
+    global _FLOAT, _INT, _SEED
+    import torch
+
+    ew.prepare()
+    _FLOAT = frozenset((torch.float32, torch.float16, torch.bfloat16))
+    _INT = frozenset((torch.int32, torch.int64))
+    _SEED = frozenset((torch.int64, torch.uint64))
+
+
+def _where(name: str) -> str:
+    return f"fi_compat.sampling.{name}"
+
+
+def _batch(x: Any, indices: Any) -> int:
+    return int(indices.shape[0] if indices is not None else x.shape[0])
+
+
+# -- metadata checks ------------------------------------------------------------------
+
+
+def _validator(name: str, first: str, per_row: tuple[str, ...], indices: bool) -> Any:
+    """``first`` 2-D float32/fp16/bf16 ``[rows, vocab]``; ``indices`` 1-D int32/int64;
+    each per-row threshold a scalar or a 1-D tensor of one entry per row; one device."""
+    where = _where(name)
+
+    def validate(x: Any, *rest: Any) -> int:
+        idx = rest[0] if indices else None
+        thresholds = rest[3:] if indices else rest
+        if indices and (rest[1] is not None or rest[2] is not None):
+            check_seed(where, first, x, _batch(x, idx), rest[1], rest[2])
+        try:
+            d = x.get_device()
+            ok = x.dim() == 2 and x.dtype in _FLOAT
+            if idx is not None:
+                ok = ok and idx.dim() == 1 and idx.dtype in _INT and idx.get_device() == d
+            for n, t in zip(per_row, thresholds, strict=True):
+                if type(t) is int or (type(t) is float and n != "top_k"):
+                    continue
+                ok = ok and t.dim() == 1 and t.get_device() == d
+                ok = ok and t.shape[0] in (x.shape[0], _batch(x, idx))
+        except (AttributeError, TypeError, IndexError):
+            ok = False
+        if not ok:
+            _diagnose(where, first, per_row, x, idx, thresholds)
+        return d  # type: ignore[no-any-return]
+
+    return validate
+
+
+def _diagnose(
+    where: str, first: str, per_row: tuple[str, ...], x: Any, idx: Any, thresholds: Any
+) -> None:
+    import torch
+
+    ew.tensor(where, first, x)
+    if x.dim() != 2 or x.dtype not in _FLOAT:
+        raise InvalidArgumentError(
+            f"{where}: {first} must be 2-D [batch, vocab] float32, float16 or bfloat16, got "
+            f"{tuple(x.shape)} {x.dtype}"
+        )
+    if idx is not None:
+        ew.tensor(where, "indices", idx, optional=True)
+        if idx.dim() != 1 or idx.dtype not in _INT:
+            raise InvalidArgumentError(
+                f"{where}: indices must be a 1-D int32 or int64 tensor (the {first} row of "
+                f"each output row), got {tuple(idx.shape)} {idx.dtype}"
+            )
+    rows = {x.shape[0], _batch(x, idx)}
+    for n, t in zip(per_row, thresholds, strict=True):
+        if type(t) is int or (type(t) is float and n != "top_k"):
+            continue
+        if not isinstance(t, torch.Tensor):
+            number = "an int" if n == "top_k" else "a float"
+            raise InvalidArgumentError(
+                f"{where}: {n} must be {number} or a 1-D tensor of one value per row, got "
+                f"{short(t)}"
+            )
+        if t.dim() != 1 or t.shape[0] not in rows:
+            raise InvalidArgumentError(
+                f"{where}: {n} must be a number or a 1-D tensor of one value per row "
+                f"({' or '.join(map(str, sorted(rows)))}), got {tuple(t.shape)}"
+            )
+    others = {"indices": idx} | {n: t for n, t in zip(per_row, thresholds, strict=True)}
+    ew.check_device(
+        where, first, x, {n: t for n, t in others.items() if isinstance(t, torch.Tensor)}
+    )
+    raise InvalidArgumentError(f"{where}: invalid arguments")  # pragma: no cover
+
+
+def check_seed(where: str, first: str, x: Any, batch: int, seed: Any, offset: Any) -> None:
+    """``seed`` / ``offset``: both or neither; ints in ``[0, 2**64)`` or 1-D int64/uint64
+    tensors of length 1 or ``batch`` on ``x``'s device (0.6.4's rules, every release)."""
+    import torch
+
+    if (seed is None) != (offset is None):
+        raise InvalidArgumentError(
+            f"{where}: seed and offset go together (every release ignores one without "
+            f"the other and draws from the generator); got seed={short(seed)}, "
+            f"offset={short(offset)}"
+        )
+    if isinstance(seed, torch.Tensor) != isinstance(offset, torch.Tensor):
+        raise InvalidArgumentError(f"{where}: seed and offset must both be ints or both be tensors")
+    if not isinstance(seed, torch.Tensor):
+        for n, v in (("seed", seed), ("offset", offset)):
+            if type(v) is bool or not isinstance(v, int) or not 0 <= v < 2**64:
+                raise InvalidArgumentError(f"{where}: {n} must be an int in [0, 2**64), got {v!r}")
+        return
+    for n, t in (("seed", seed), ("offset", offset)):
+        if t.dtype not in _SEED or t.dim() != 1 or t.shape[0] not in (1, batch):
+            raise InvalidArgumentError(
+                f"{where}: a {n} tensor must be 1-D int64 or uint64 of length 1 or {batch} "
+                f"(the batch), got {tuple(t.shape)} {t.dtype}"
+            )
+        if t.device != x.device:
+            raise InvalidArgumentError(
+                f"{where}: the {n} tensor must be on {first}'s device ({x.device}), got {t.device}"
+            )
+
+
+# -- seed / offset ----------------------------------------------------------------------
+
+
+class SeedOffset(Emulation):
+    """``seed`` / ``offset``: native from 0.6.0 (ints) and 0.6.4 (tensors); before
+    0.6.0 a fresh CUDA generator in that Philox state stands in (the kernels read the
+    same two numbers from it).  Their checks are part of the metadata checks
+    (:func:`check_seed`), on every release."""
+
+    name = "seed_offset"
+    params = ("seed", "offset")
+    boundaries = ("0.6.0", "0.6.4")
+
+    def __init__(self, first: str) -> None:
+        self.first = first
+
+    def may_apply(self, p: Placement) -> bool:
+        return not at_least(p, "0.6.4")
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        seed, offset = kw["seed"], kw["offset"]
+        if seed is None and offset is None:
+            return False
+        pl = adapter.placement
+        assert pl is not None
+        if at_least(pl, "0.6.4"):
+            return False
+        tensors = not (type(seed) is int and type(offset) is int)
+        return tensors or not at_least(pl, "0.6.0")
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        import torch
+
+        seed, offset = kw["seed"], kw["offset"]
+        p = adapter.entry.params["seed"]
+        if isinstance(seed, torch.Tensor):
+            raise adapter.unsupported(p, seed, "0.6.4", value=True)
+        if offset % 4:
+            # a CUDA generator's Philox offset is a multiple of 4 (torch checks it)
+            raise adapter.unsupported(adapter.entry.params["offset"], offset, "0.6.0", True)
+        kw["generator"] = philox_generator(kw[self.first].device, seed, offset)
+        return None
+
+    def describe(self, p: Placement) -> str | None:
+        if not at_least(p, "0.6.0"):
+            return "`seed`/`offset` (ints) through a CUDA generator in that Philox state"
+        if not at_least(p, "0.6.4"):
+            return "`seed`/`offset` tensors need 0.6.4 (ints native)"
+        return None
+
+
+def philox_generator(device: Any, seed: int, offset: int) -> Any:
+    """A CUDA generator whose Philox state is ``(seed, offset)``: the 16-byte state of
+    torch's CUDA generator, as 0.6.0+ read it (``get_seed_and_offset``)."""
+    import torch
+
+    gen = torch.Generator(device=device)
+    state = [v - 2**64 if v >= 2**63 else v for v in (seed, offset)]
+    gen.set_state(torch.tensor(state, dtype=torch.int64).view(torch.uint8))
+    return gen
+
+
+# -- results ------------------------------------------------------------------------------
+
+
+class Samples(ResultHook):
+    """The samples as 0.6.7+ return them: ``0`` (not ``-1``) for a row with no positive
+    probability, ``(samples, valid)`` with ``return_valid``, the indices' dtype."""
+
+    boundaries = ("0.6.0", "0.6.7")
+
+    def __init__(self, valid: bool, degenerate: bool = True) -> None:
+        self.valid = valid  # the function has return_valid (0.6.7)
+        self.degenerate = degenerate  # its kernel can leave -1 before 0.6.7
+        self.args = ("indices", "return_valid") if valid else ("indices",)
+        self.serves = ("return_valid",) if valid else ()
+
+    def build(self, adapter: Adapter) -> Callable[..., Any] | None:
+        pl = adapter.placement
+        if pl is None:
+            return None
+        dtype = not at_least(pl, "0.6.0")
+        fix = self.degenerate and not at_least(pl, "0.6.7")
+        if not (dtype or fix):
+            return None
+        import torch
+
+        int32 = torch.int32
+
+        def samples(out: Any, indices: Any, return_valid: bool = False) -> Any:
+            valid = out >= 0 if return_valid else None
+            if fix:
+                out.clamp_(min=0)
+            if dtype and indices is not None and indices.dtype is not int32:
+                out = out.to(indices.dtype)
+            return (out, valid) if return_valid else out
+
+        return samples
+
+    def describe(self, p: Placement) -> str | None:
+        parts = []
+        if self.degenerate and not at_least(p, "0.6.7"):
+            parts.append("rows without a positive probability give 0, not -1")
+            if self.valid:
+                parts.append("`return_valid` from those rows")
+        if not at_least(p, "0.6.0"):
+            parts.append("samples in the indices' dtype (int32 before 0.6.0)")
+        return "; ".join(parts) or None
+
+
+class InputDtype(ResultHook):
+    """The result in the input's dtype: 0.2.0.post1-0.5.3 compute and return float32."""
+
+    boundaries = ("0.6.0",)
+
+    def __init__(self, first: str) -> None:
+        self.args = (first,)
+
+    def build(self, adapter: Adapter) -> Callable[..., Any] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.6.0"):
+            return None
+
+        def same_dtype(out: Any, x: Any) -> Any:
+            return out if out.dtype is x.dtype else out.to(x.dtype)
+
+        return same_dtype
+
+    def describe(self, p: Placement) -> str | None:
+        if at_least(p, "0.6.0"):
+            return None
+        return "computed in float32 (as the release does), returned in the input's dtype"
+
+
+# -- tables -----------------------------------------------------------------------------
+
+_IDX = (("0.2.3", "int32"), ("0.6.0", None))
+_IDX_REF = "0.2.3-0.5.3 sampling.cu static_cast<int*>(maybe_indices); 0.6.0 int32/int64"
+
+
+def _common() -> list[Param]:
+    return [
+        Param("deterministic"),
+        Param("generator"),
+        Param("check_nan", note="a host-side NaN scan before the launch"),
+        Param(
+            "seed",
+            emulation="seed_offset",
+            note="Philox seed",
+            ref="0.6.0 seed/offset ints; 0.6.4 tensors",
+        ),
+        Param("offset", emulation="seed_offset", note="Philox offset", ref="0.6.0; 0.6.4"),
+    ]
+
+
+def _sampler(
+    name: str,
+    first: str = "probs",
+    per_row: tuple[str, ...] = (),
+    valid: bool = True,
+    order: bool = False,
+    top_k_max: bool = False,
+    degenerate: bool = True,
+    floor: bool = True,
+) -> EntryPoint:
+    """A sampler (``floor``: it exists before 0.2.3, in the uniform_samples form)."""
+    params = [Param(first), *(Param(n) for n in per_row)]
+    params.append(
+        Param(
+            "indices",
+            dtypes=_IDX,
+            optional=True,
+            note="index tensor: int32 before 0.6.0",
+            ref=_IDX_REF,
+        )
+    )
+    if order:
+        params.append(Param("filter_apply_order"))
+    params += _common()
+    if valid:
+        params.append(Param("return_valid", note="per-row validity mask", ref="0.6.7"))
+    if top_k_max:
+        params.append(
+            Param("top_k_max", hint=True, note="upper bound of per-row top_k", ref="0.7.4")
+        )
+    return EntryPoint(
+        facade="fi_compat.sampling",
+        name=name,
+        module="flashinfer.sampling",
+        params=params,
+        validate=_validator(name, first, per_row, indices=True),
+        validate_args=(first, "indices", "seed", "offset", *per_row),
+        prepare=_prepare,
+        emulations=(SeedOffset(first),),
+        results=(Samples(valid, degenerate),),
+        devices=ew.any_cuda_device,
+        feature="sampling",
+        floor=FLOOR if floor else None,
+        matrix_note=f"served from {FLOOR}: {_FLOOR_WHY}" if floor else "",
+    )
+
+
+def _renorm(name: str, first: str, per_row: str, det: str | None, dtype_fix: bool) -> EntryPoint:
+    params = [Param(first), Param(per_row)]
+    if det is not None:
+        params.append(Param("is_deterministic", note="reproducible accumulation", ref=det))
+    return EntryPoint(
+        facade="fi_compat.sampling",
+        name=name,
+        module="flashinfer.sampling",
+        params=params,
+        validate=_validator(name, first, (per_row,), indices=False),
+        validate_args=(first, per_row),
+        prepare=_prepare,
+        results=(InputDtype(first),) if dtype_fix else (),
+        devices=ew.any_cuda_device,
+        feature="sampling",
+    )
+
+
+def _chain() -> EntryPoint:
+    name = "chain_speculative_sampling"
+    return EntryPoint(
+        facade="fi_compat.sampling",
+        name=name,
+        module="flashinfer.sampling",
+        params=(
+            Param("draft_probs"),
+            Param("draft_token_ids"),
+            Param("target_probs"),
+            Param("maybe_output_accepted_token_num"),
+            Param(
+                "maybe_output_emitted_draft_token_num",
+                spelled=(("0.2.5", "maybe_output_emitted_token_num", None),),
+                ref="0.2.5 renamed (the kernel writes the same count)",
+            ),
+            Param("deterministic"),
+            Param("generator"),
+            Param("seed", emulation="seed_offset", note="Philox seed", ref="0.6.0; 0.6.4"),
+            Param("offset", emulation="seed_offset", note="Philox offset", ref="0.6.0; 0.6.4"),
+        ),
+        validate=_validate_chain,
+        validate_args=("draft_probs", "draft_token_ids", "target_probs", "seed", "offset"),
+        prepare=_prepare,
+        emulations=(SeedOffset("draft_probs"),),
+        devices=ew.any_cuda_device,
+        feature="sampling",
+        floor=FLOOR,
+        matrix_note=f"served from {FLOOR}: {_FLOOR_WHY}",
+    )
+
+
+def _validate_chain(draft: Any, ids: Any, target: Any, seed: Any, offset: Any) -> int:
+    """``draft_probs [b, n, vocab]``, ``draft_token_ids [b, n]`` integer,
+    ``target_probs [b, n + 1, vocab]``, one device."""
+    try:
+        d = draft.get_device()
+        b, n, v = draft.shape
+        ok = (
+            draft.dtype in _FLOAT
+            and target.dtype in _FLOAT
+            and tuple(ids.shape) == (b, n)
+            and ids.dtype in _INT
+            and tuple(target.shape) == (b, n + 1, v)
+            and ids.get_device() == d
+            and target.get_device() == d
+        )
+    except (AttributeError, TypeError, ValueError):
+        ok = False
+    if not ok:
+        where = _where("chain_speculative_sampling")
+        for n_, t in (("draft_probs", draft), ("draft_token_ids", ids), ("target_probs", target)):
+            ew.tensor(where, n_, t)
+        raise InvalidArgumentError(
+            f"{where}: expected draft_probs [batch, n, vocab] and target_probs "
+            f"[batch, n + 1, vocab] (float32/fp16/bf16), draft_token_ids [batch, n] "
+            f"int32/int64, on one device; got draft_probs {tuple(draft.shape)} {draft.dtype}, "
+            f"draft_token_ids {tuple(ids.shape)} {ids.dtype} on {ids.device}, target_probs "
+            f"{tuple(target.shape)} {target.dtype} on {target.device} (draft on {draft.device})"
+        )
+    if seed is not None or offset is not None:
+        where = _where("chain_speculative_sampling")
+        check_seed(where, "draft_probs", draft, draft.shape[0], seed, offset)
+    return d  # type: ignore[no-any-return]
+
+
+def _validate_softmax(logits: Any, temperature: Any) -> int:
+    """``logits`` 2-D float; ``temperature`` a number, None, or a 1-D float tensor of
+    one value per row on the same device (0.7.1 checks it, older releases read it)."""
+    try:
+        d = logits.get_device()
+        ok = logits.dim() == 2 and logits.dtype in _FLOAT
+        scalar = type(temperature) is float or type(temperature) is int
+        if temperature is not None and not scalar:
+            ok = (
+                ok
+                and temperature.dim() == 1
+                and temperature.shape[0] == logits.shape[0]
+                and temperature.dtype.is_floating_point
+                and temperature.get_device() == d
+            )
+    except (AttributeError, TypeError):
+        ok = False
+    if not ok:
+        where = _where("softmax")
+        ew.tensor(where, "logits", logits)
+        if logits.dim() != 2 or logits.dtype not in _FLOAT:
+            raise InvalidArgumentError(
+                f"{where}: logits must be 2-D [batch, vocab] float32, float16 or bfloat16, got "
+                f"{tuple(logits.shape)} {logits.dtype}"
+            )
+        got = short(temperature) + (
+            f" on {temperature.device}" if hasattr(temperature, "device") else ""
+        )
+        raise InvalidArgumentError(
+            f"{where}: temperature must be None, a number, or a 1-D floating-point tensor of "
+            f"one value per row ({logits.shape[0]}) on {logits.device}; got {got}"
+        )
+    return d  # type: ignore[no-any-return]
+
+
+def _softmax() -> EntryPoint:
+    return EntryPoint(
+        facade="fi_compat.sampling",
+        name="softmax",
+        module="flashinfer.sampling",
+        params=(Param("logits"), Param("temperature"), Param("enable_pdl")),
+        validate=_validate_softmax,
+        validate_args=("logits", "temperature"),
+        prepare=_prepare,
+        devices=ew.any_cuda_device,
+        feature="sampling",
+    )
+
+
+SPECS: dict[str, EntryPoint] = {
+    "sampling_from_probs": _sampler("sampling_from_probs"),
+    "sampling_from_logits": _sampler(
+        "sampling_from_logits", "logits", valid=False, degenerate=False, floor=False
+    ),
+    "top_p_sampling_from_probs": _sampler("top_p_sampling_from_probs", per_row=("top_p",)),
+    "top_k_sampling_from_probs": _sampler("top_k_sampling_from_probs", per_row=("top_k",)),
+    "min_p_sampling_from_probs": _sampler("min_p_sampling_from_probs", per_row=("min_p",)),
+    "top_k_top_p_sampling_from_logits": _sampler(
+        "top_k_top_p_sampling_from_logits",
+        "logits",
+        ("top_k", "top_p"),
+        valid=False,
+        order=True,
+        top_k_max=True,
+    ),
+    "top_k_top_p_sampling_from_probs": _sampler(
+        "top_k_top_p_sampling_from_probs", per_row=("top_k", "top_p"), order=True, top_k_max=True
+    ),
+    "top_p_renorm_probs": _renorm("top_p_renorm_probs", "probs", "top_p", "0.6.7", False),
+    "top_k_renorm_probs": _renorm("top_k_renorm_probs", "probs", "top_k", "0.7.1", True),
+    "top_k_mask_logits": _renorm("top_k_mask_logits", "logits", "top_k", None, True),
+    "chain_speculative_sampling": _chain(),
+    "softmax": _softmax(),
+}
+ENTRIES = list(SPECS.values())
