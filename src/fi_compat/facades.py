@@ -20,6 +20,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "activation": ("flashinfer.activation", "fi_compat._adapters.activation"),
     "rope": ("flashinfer.rope", "fi_compat._adapters.rope"),
     "sampling": ("flashinfer.sampling", "fi_compat._adapters.sampling"),
+    "gdn_decode": ("flashinfer.gdn_decode", "fi_compat._adapters.gdn_decode"),
 }
 
 

@@ -35,6 +35,11 @@ def test_every_registered_entry_point_resolves_to_its_snapshot(module: str) -> N
         a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
         try:
             fn = a.resolve()
+        except errors.OptionalDependencyMissingError as exc:
+            # an optional package the release's module imports unguarded (the table says)
+            dep = e.optional_dependency(place(CELL))
+            assert dep is not None and dep.package in str(exc), (module, e.name, exc)
+            pytest.skip(f"flashinfer-python {CELL}'s {e.module} needs {dep.package}")
         except errors.FlashInferImportError:
             # the documented import outcomes of this cell (tools/matrix.py WHAT)
             assert EXPECT != "live" or module != "fused_moe", (module, e.name)

@@ -159,6 +159,12 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     rebound = normalized | {n for n in adapter.native_dtypes if n in e.validate_args}
     kept = [n for args, _ in adapter.results for n in args if n in rebound]
 
+    # the general path gets the arguments as passed too (it normalises them itself)
+    general_kept = general
+    for n in dict.fromkeys(kept):
+        general_kept = general_kept.replace(f"{n!r}: {n},", f"{n!r}: _o_{n},", 1)
+        general_kept = general_kept.replace(f"{n!r}: {n}}}", f"{n!r}: _o_{n}}}", 1)
+
     def finish(expr: str) -> str:
         for i, (args, _fn) in enumerate(adapter.results):
             vals = ", ".join(f"_o_{n}" if n in rebound else n for n in args)
@@ -195,7 +201,8 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             else:
                 body.append(f"    {call}")
         for i, (args, outs, _fn) in enumerate(adapter.normalizers):
-            body.append(f"    {', '.join(outs)}, = _N{i}({', '.join(args)})")
+            lhs = f"{', '.join(outs)}, = " if outs else ""  # no outputs: a check
+            body.append(f"    {lhs}_N{i}({', '.join(args)})")
         conds = ["not kwargs"]
         for n in adapter.native_dtypes:
             if n in e.validate_args:  # checked just above: cast inline (cast() explains)
@@ -213,7 +220,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             body.append("        try:")
             body += [f"            _t_{n} = _E_{n}[{n}]" for n in adapter.enums]
             body.append("        except (KeyError, TypeError):")
-            body.append(f"            {general}")
+            body.append(f"            {general_kept}")
         # at their defaults (tested just below), parameters a later release added are
         # left out of the call: the release's own default is the same (snapshot tests)
         later = {
@@ -243,7 +250,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
                 body.append(f"            return {invoke}")
             else:
                 body.append(f"        return {invoke}")
-        body.append(f"    {general}")
+        body.append(f"    {general_kept}")
         return body
 
     head_line = f"def {e.name}({', '.join(sig)}):\n"

@@ -348,7 +348,8 @@ class Normalizer:
     """A per-call rewrite of some arguments into the form the release reads (a scale
     tensor's layout, a dtype, a packed routing tensor), run on both paths.
 
-    ``args``: the stable parameters it reads; ``out``: those it returns new values of.
+    ``args``: the stable parameters it reads; ``out``: those it returns new values of
+    (none: a check of the arguments against what the release can do).
     ``build(adapter)`` returns the function ``f(*args) -> tuple(out values)`` for that
     release, or ``None`` when the release needs nothing (then nothing runs per call).
     The function must be cheap and copy-free for inputs that already conform."""

@@ -1,0 +1,446 @@
+"""Adapter tables for ``flashinfer.gdn_decode`` (gated delta rule, decode and multi-token
+prediction steps; CuTe DSL kernels, ``nvidia-cutlass-dsl`` on every release).
+
+Read from the released sources (``_snapshots/gdn_decode.*.json``, ``gdn_decode.py`` and
+``gdn_kernels/`` of 0.6.2-0.7.4):
+
+* Layouts: ``q``/``k`` ``[B, T, H, K]``, ``v`` ``[B, T, HV, V]``, ``a``/``b``
+  ``[B, T, HV]``, ``A_log``/``dt_bias`` ``[HV]``; ``HV`` a multiple of ``H`` (q/k head
+  ``h`` serves v heads ``h * HV/H ...``).  The pretranspose and MTP state is
+  ``[B or pool, HV, V, K]``, ``gated_delta_rule_decode``'s ``[B, HV, K, V]``; updated in
+  place and returned.
+* ``gated_delta_rule_decode_pretranspose``: ``state`` is Optional from 0.6.6, with the
+  pool pair ``initial_state`` / ``initial_state_indices``; ``output_state_indices`` 0.6.9;
+  ``intermediate_states_buffer``, ``disable_state_update`` and ``backend`` 0.7.0
+  (``"rubin"`` 0.7.2.post1).  A bf16 state needs 0.6.4 (``T <= 4`` until 0.6.8); a
+  float32 state with ``T > 1`` needs 0.6.14 and the pool form.
+* ``gated_delta_rule_mtp``: ``disable_state_update`` defaults to ``True`` in 0.6.2-0.6.6
+  and to ``None`` from 0.6.7, which every release up to 0.7.4 resolves to ``True`` (with
+  a warning that a later release will make it ``False``).  fi_compat's default is
+  ``True`` and is always sent, so a call that leaves it out means the same on every
+  release, and ``None`` means ``True`` on 0.6.2-0.6.6 too (there ``if None`` read it as
+  ``False``).  ``ssm_state_indices`` is inserted before it in 0.6.14 (positional calls
+  written for older releases: ``fi_compat.written_for``).
+* fp16 inputs: from 0.6.3 the kernels read fp16 ``q``/``k``/``v``/``a``/``b`` as bf16
+  bits (a wrong result, no error) -- fixed in 0.6.18 for MTP and the bf16-state path and
+  in 0.7.4 for the float32-state path; ``gated_delta_rule_decode`` was never affected.
+  On those releases fi_compat hands the kernel bf16 copies and returns the output in
+  fp16 (the kernels compute in float32 and write bf16 either way).
+"""
+
+from __future__ import annotations
+
+from .._core import EntryPoint, Normalizer, OptionalDependency, Param, ResultHook
+from .._core.adapter import short
+from ..errors import InvalidArgumentError, UnsupportedParameterError
+from ..registry import VersionRange, at_least
+from . import _elementwise as ew
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from .._core import Adapter
+    from ..registry import Placement
+
+_F32: Any = None
+_BF16: Any = None
+_FP16: Any = None
+
+
+def _prepare() -> None:
+    global _F32, _BF16, _FP16
+    import torch
+
+    ew.prepare()
+    _F32, _BF16, _FP16 = torch.float32, torch.bfloat16, torch.float16
+
+
+def _where(name: str) -> str:
+    return f"fi_compat.gdn_decode.{name}"
+
+
+def _shape(t: Any) -> str:
+    return short(t)
+
+
+def _validator(name: str, state_name: str, layout: str) -> Any:
+    """Shapes, dtypes and one device for the step tensors and the state ``layout``
+    (``"VK"``: ``[N, HV, V, K]``, ``"KV"``: ``[B, HV, K, V]``)."""
+    where = _where(name)
+
+    def validate(
+        q: Any, k: Any, v: Any, state: Any, A_log: Any, a: Any, dt_bias: Any, b: Any
+    ) -> int:
+        try:
+            d = q.get_device()
+            B, T, H, K = q.shape
+            HV, V = v.shape[2], v.shape[3]
+            dt = q.dtype
+            ok = (
+                dt in ew.FP16
+                and tuple(k.shape) == (B, T, H, K)
+                and k.dtype is dt
+                and v.dim() == 4
+                and tuple(v.shape[:2]) == (B, T)
+                and v.dtype is dt
+                and HV % H == 0
+                and tuple(a.shape) == (B, T, HV)
+                and tuple(b.shape) == (B, T, HV)
+                and tuple(A_log.shape) == (HV,)
+                and A_log.dtype is _F32
+                and tuple(dt_bias.shape) == (HV,)
+                and dt_bias.dtype in (_F32, _BF16)
+            )
+            if layout == "KV":
+                ok = ok and T == 1  # gated_delta_rule_decode: one token per request
+            if state is not None:
+                want = (HV, V, K) if layout == "VK" else (HV, K, V)
+                ok = ok and state.dim() == 4 and tuple(state.shape[1:]) == want
+                ok = ok and state.get_device() == d
+            for t in (k, v, a, b, A_log, dt_bias):
+                ok = ok and t.get_device() == d
+        except (AttributeError, TypeError, ValueError, IndexError):
+            ok = False
+        if not ok:
+            _diagnose(where, state_name, layout, q, k, v, state, A_log, a, dt_bias, b)
+        return d  # type: ignore[no-any-return]
+
+    return validate
+
+
+def _diagnose(where: str, state_name: str, layout: str, *ts: Any) -> None:
+    names = ("q", "k", "v", state_name, "A_log", "a", "dt_bias", "b")
+    for n, t in zip(names, ts, strict=True):
+        ew.tensor(where, n, t, optional=n == state_name)
+    q, k, v, state, A_log, a, dt_bias, b = ts
+    if q.dim() != 4 or k.shape != q.shape or v.dim() != 4 or v.shape[:2] != q.shape[:2]:
+        raise InvalidArgumentError(
+            f"{where}: q and k must be [B, T, H, K] and v [B, T, HV, V]; got q "
+            f"{_shape(q)}, k {_shape(k)}, v {_shape(v)}"
+        )
+    ew.half(where, "q", q)
+    if k.dtype != q.dtype or v.dtype != q.dtype:
+        raise InvalidArgumentError(
+            f"{where}: q, k and v must share one dtype; got {q.dtype}, {k.dtype}, {v.dtype}"
+        )
+    B, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    if layout == "KV" and T != 1:
+        raise InvalidArgumentError(
+            f"{where}: one token per request (T = 1; every release asserts it), got T={T}; "
+            f"gated_delta_rule_decode_pretranspose or gated_delta_rule_mtp take T > 1"
+        )
+    if HV % H:
+        raise InvalidArgumentError(
+            f"{where}: v's heads ({HV}) must be a multiple of q's ({H}) (grouped value heads)"
+        )
+    for n, t, want in (("a", a, (B, T, HV)), ("b", b, (B, T, HV))):
+        if tuple(t.shape) != want:
+            raise InvalidArgumentError(f"{where}: {n} must be {want}, got {_shape(t)}")
+    if tuple(A_log.shape) != (HV,) or A_log.dtype != _F32:
+        raise InvalidArgumentError(
+            f"{where}: A_log must be float32 [{HV}] (every release asserts float32), got "
+            f"{_shape(A_log)}"
+        )
+    if tuple(dt_bias.shape) != (HV,) or dt_bias.dtype not in (_F32, _BF16):
+        raise InvalidArgumentError(
+            f"{where}: dt_bias must be [{HV}] float32 or bfloat16, got {_shape(dt_bias)}"
+        )
+    if state is not None:
+        want = (HV, V, K) if layout == "VK" else (HV, K, V)
+        if state.dim() != 4 or tuple(state.shape[1:]) != want:
+            lay = "[N, HV, V, K]" if layout == "VK" else "[B, HV, K, V]"
+            raise InvalidArgumentError(
+                f"{where}: {state_name} must be {lay} = [N, {', '.join(map(str, want))}], got "
+                f"{_shape(state)}"
+            )
+    others = {"k": k, "v": v, "a": a, "b": b, "A_log": A_log, "dt_bias": dt_bias}
+    if state is not None:
+        others[state_name] = state
+    ew.check_device(where, "q", q, others)
+    raise InvalidArgumentError(f"{where}: invalid arguments")  # pragma: no cover
+
+
+class StateForms(Normalizer):
+    """``gated_delta_rule_decode_pretranspose``'s state forms the release has (a check
+    with the release at hand; values pass through): bf16 state 0.6.4 (``T <= 4`` until
+    0.6.8), float32 state with ``T > 1`` 0.6.14 in the pool form; one of ``state`` and
+    ``initial_state`` (with its indices) on every release."""
+
+    args = ("q", "state", "initial_state", "initial_state_indices")
+    out = ()
+    boundaries = ("0.6.4", "0.6.8", "0.6.14")
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None:
+            return None
+        where = adapter.entry.dotted
+        release = adapter.release
+
+        def refuse(what: str, minimum: str) -> UnsupportedParameterError:
+            return UnsupportedParameterError(
+                f"{where}: {what} needs flashinfer-python>={minimum}; installed: {release}. "
+                f"Fix: pip install 'flashinfer-python>={minimum}'",
+                parameter="state",
+                installed=str(release),
+                minimum=minimum,
+            )
+
+        def check(q: Any, state: Any, initial: Any, indices: Any) -> tuple[Any, ...]:
+            if (initial is None) != (indices is None):
+                raise InvalidArgumentError(
+                    f"{where}: initial_state and initial_state_indices go together (the pool "
+                    f"form); got {short(initial)} and {short(indices)}"
+                )
+            s = state if state is not None else initial
+            if s is None:
+                raise InvalidArgumentError(
+                    f"{where}: pass state ([B, HV, V, K]) or initial_state with "
+                    f"initial_state_indices (a pool)"
+                )
+            t = q.shape[1]
+            if s.dtype is _BF16:
+                if not at_least(pl, "0.6.4"):
+                    raise refuse("a bfloat16 state", "0.6.4")
+                if t > 4 and not at_least(pl, "0.6.8"):
+                    raise refuse(f"a bfloat16 state with T={t} > 4", "0.6.8")
+            elif s.dtype is _F32:
+                if t > 1 and (initial is None or not at_least(pl, "0.6.14")):
+                    if initial is None:
+                        raise InvalidArgumentError(
+                            f"{where}: a float32 state with T={t} > 1 takes the pool form "
+                            f"(initial_state + initial_state_indices) on every release"
+                        )
+                    raise refuse(f"a float32 pool state with T={t} > 1", "0.6.14")
+            else:
+                raise InvalidArgumentError(
+                    f"{where}: the state must be float32 or bfloat16, got {s.dtype}"
+                )
+            return ()
+
+        return check
+
+    def describe(self, p: Placement) -> str | None:
+        if not at_least(p, "0.6.4"):
+            return "float32 state only (bf16 state needs 0.6.4)"
+        if not at_least(p, "0.6.8"):
+            return "bf16 state for T <= 4; float32 state for T = 1"
+        if not at_least(p, "0.6.14"):
+            return "float32 state for T = 1 only"
+        return None
+
+
+_FP16_BROKEN = {  # releases whose kernels read fp16 inputs as bf16 bits
+    "gated_delta_rule_decode_pretranspose": ("0.6.3", "0.7.4"),
+    "gated_delta_rule_mtp": ("0.6.3", "0.6.18"),
+}
+
+
+class Fp16AsBf16(Normalizer):
+    """fp16 ``q``/``k``/``v``/``a``/``b`` as bf16 copies on the releases whose kernels
+    misread fp16 (see the module docstring); the output comes back in fp16
+    (:class:`Fp16Output`)."""
+
+    args = ("q", "k", "v", "a", "b")
+    out = ("q", "k", "v", "a", "b")
+
+    def __init__(self, name: str) -> None:
+        self.lo, self.hi = _FP16_BROKEN[name]
+        self.boundaries = (self.lo, self.hi)
+
+    def applies(self, p: Placement | None) -> bool:
+        return p is not None and at_least(p, self.lo) and not at_least(p, self.hi)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        if not self.applies(adapter.placement):
+            return None
+
+        def as_bf16(*ts: Any) -> tuple[Any, ...]:
+            if ts[0].dtype is not _FP16:
+                return ts
+            return tuple(t.to(_BF16) if t.dtype is _FP16 else t for t in ts)
+
+        return as_bf16
+
+    def describe(self, p: Placement) -> str | None:
+        if self.applies(p):
+            return "fp16 inputs passed as bf16 copies (the kernels misread fp16), output fp16"
+        return None
+
+
+class Fp16Output(ResultHook):
+    """The output in fp16 where :class:`Fp16AsBf16` ran (``(output, state)``)."""
+
+    args = ("q", "output")
+
+    def __init__(self, name: str) -> None:
+        self.norm = Fp16AsBf16(name)
+        self.boundaries = self.norm.boundaries
+
+    def build(self, adapter: Adapter) -> Callable[..., Any] | None:
+        if not self.norm.applies(adapter.placement):
+            return None
+
+        def fp16(result: Any, q: Any, output: Any) -> Any:
+            out, state = result
+            if q.dtype is _FP16 and output is None and out.dtype is not _FP16:
+                out = out.to(_FP16)
+            return out, state
+
+        return fp16
+
+
+class DisableStateUpdate(Normalizer):
+    """``gated_delta_rule_mtp(disable_state_update=None)``: ``True`` on 0.6.2-0.6.6 as
+    0.6.7+ resolve it (those releases read ``None`` as falsy: the state was updated)."""
+
+    args = ("disable_state_update",)
+    out = ("disable_state_update",)
+    boundaries = ("0.6.7",)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.6.7"):
+            return None
+
+        def resolved(v: Any) -> tuple[Any, ...]:
+            return (True if v is None else v,)
+
+        return resolved
+
+    def describe(self, p: Placement) -> str | None:
+        if at_least(p, "0.6.7"):
+            return None
+        return "`disable_state_update=None` sent as True (0.6.7+'s meaning)"
+
+
+_DSL = OptionalDependency(
+    VersionRange("0.6.2", "0.6.7"),
+    "cutlass",
+    "nvidia-cutlass-dsl",
+    ("cu12", "cu13"),
+    "flashinfer.gdn_decode imports its CuTe-DSL kernels unguarded in 0.6.2-0.6.6",
+)
+
+_BACKEND = Param(
+    "backend",
+    neutral=("flashinfer",),
+    value_since={"cake_gdn": "0.7.0", "rubin": "0.7.2.post1"},
+    note="kernel family",
+    ref="0.7.0 backend; 0.7.2.post1 rubin",
+)
+
+
+def _step() -> list[Param]:
+    return [Param(n) for n in ("q", "k", "v")]
+
+
+def _gate() -> list[Param]:
+    return [Param(n) for n in ("A_log", "a", "dt_bias", "b")]
+
+
+def _pretranspose() -> EntryPoint:
+    name = "gated_delta_rule_decode_pretranspose"
+    return EntryPoint(
+        facade="fi_compat.gdn_decode",
+        name=name,
+        module="flashinfer.gdn_decode",
+        params=(
+            *_step(),
+            Param("state"),
+            *_gate(),
+            Param("scale"),
+            Param("output"),
+            Param("use_qk_l2norm"),
+            Param("initial_state", note="state pool", ref="0.6.6"),
+            Param("initial_state_indices", note="pool slot per request", ref="0.6.6"),
+            Param("output_state_indices", note="pool slot written", ref="0.6.9"),
+            Param("intermediate_states_buffer", note="per-token states", ref="0.7.0"),
+            Param("disable_state_update", ref="0.7.0"),
+            _BACKEND,
+        ),
+        validate=_validator(name, "state", "VK"),
+        validate_args=("q", "k", "v", "state", "A_log", "a", "dt_bias", "b"),
+        prepare=_prepare,
+        normalizers=(StateForms(), Fp16AsBf16(name)),
+        results=(Fp16Output(name),),
+        devices=ew.any_cuda_device,
+        feature="gdn_decode",
+        optional_deps=(_DSL,),
+    )
+
+
+def _decode() -> EntryPoint:
+    name = "gated_delta_rule_decode"
+    v = Param("backend", neutral=("flashinfer",), value_since={"cake_gdn": "0.7.0"}, ref="0.7.0")
+    return EntryPoint(
+        facade="fi_compat.gdn_decode",
+        name=name,
+        module="flashinfer.gdn_decode",
+        params=(
+            *_step(),
+            Param("state"),
+            *_gate(),
+            Param("scale"),
+            Param("output"),
+            Param("use_qk_l2norm"),
+            v,
+        ),
+        validate=_validator(name, "state", "KV"),
+        validate_args=("q", "k", "v", "state", "A_log", "a", "dt_bias", "b"),
+        prepare=_prepare,
+        devices=ew.any_cuda_device,
+        feature="gdn_decode",
+        optional_deps=(_DSL,),
+    )
+
+
+def _mtp() -> EntryPoint:
+    name = "gated_delta_rule_mtp"
+    return EntryPoint(
+        facade="fi_compat.gdn_decode",
+        name=name,
+        module="flashinfer.gdn_decode",
+        params=(
+            *_step(),
+            Param("initial_state"),
+            Param("initial_state_indices"),
+            *_gate(),
+            Param("scale"),
+            Param("output"),
+            Param("intermediate_states_buffer"),
+            Param("ssm_state_indices", note="per-token state slots", ref="0.6.14"),
+            Param(
+                "disable_state_update",
+                explicit=True,
+                note="keep the pool untouched",
+                ref="0.6.2 True; 0.6.7 None (resolved to True through 0.7.4)",
+            ),
+            Param("use_qk_l2norm"),
+            Param("output_state_indices", note="pool slot written", ref="0.6.14"),
+            Param("cache_replayssm", note="ReplaySSM caching (SM100/SM103/SM120)", ref="0.7.2"),
+            Param("replayssm_rawv", ref="0.7.2"),
+            Param("replayssm_rawk", ref="0.7.2"),
+            Param("replayssm_g", ref="0.7.2"),
+            Param("replayssm_beta", ref="0.7.2"),
+        ),
+        validate=_validator(name, "initial_state", "VK"),
+        validate_args=("q", "k", "v", "initial_state", "A_log", "a", "dt_bias", "b"),
+        prepare=_prepare,
+        normalizers=(DisableStateUpdate(), Fp16AsBf16(name)),
+        results=(Fp16Output(name),),
+        devices=ew.any_cuda_device,
+        feature="gdn_decode",
+        optional_deps=(_DSL,),
+    )
+
+
+SPECS: dict[str, EntryPoint] = {
+    "gated_delta_rule_decode_pretranspose": _pretranspose(),
+    "gated_delta_rule_decode": _decode(),
+    "gated_delta_rule_mtp": _mtp(),
+}
+ENTRIES = list(SPECS.values())
