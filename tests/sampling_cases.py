@@ -3,9 +3,10 @@ bound to the snapshot signature) and the live contract (spy bound to
 ``inspect.signature`` of the installed function).
 
 The spy returns what the release's kernel returns, release by release: samples in int32
-before 0.6.0 and in the indices' dtype after; ``-1`` for a row without a positive
-probability before 0.6.7 and ``0`` (with ``valid`` False) after; ``(samples, valid)``
-only where the release has ``return_valid`` and was asked; renormalisation in float32
+before 0.6.0 and in the indices' dtype after; for a row without a positive probability
+an arbitrary category before 0.6.7 (an uninitialised slot; the last category here) and
+``0`` (with ``valid`` False) after; ``(samples, valid)`` only where the release has
+``return_valid`` and was asked; renormalisation in float32
 before 0.6.0.  Its samples are the first category of the highest probability among those
 each filter keeps, so every value can be checked."""
 
@@ -88,7 +89,9 @@ class SamplingSpy(BindSpy):
         idx = a["indices"]
         rows = idx.tolist() if idx is not None else list(range(p.shape[0]))
         out_dt = idx.dtype if idx is not None and at_least(self.pl, "0.6.0") else torch.int32
-        empty = 0 if at_least(self.pl, "0.6.7") else -1
+        # before 0.6.7 an uninitialised shared-memory slot: the last category (0.3.1 on
+        # the H200 returned 7 of 8)
+        empty = 0 if at_least(self.pl, "0.6.7") else p.shape[1] - 1
         samples, valid = [], []
         for i, r in enumerate(rows):
             keep = _kept(p[r], a, i)

@@ -13,10 +13,12 @@ Read from the released sources (``_snapshots/sampling.*.json``, ``csrc/sampling.
   samples are always int32; 0.6.0 checks int32/int64 and returns samples of the indices'
   dtype (``out_dtype = indices.dtype``).  fi_compat hands 0.2.3-0.5.3 int32 indices and
   returns the samples in the indices' dtype there too.
-* A row with no positive probability: 0.2.3-0.6.6 write ``-1``
-  (``sampled_id = last_valid_id``, still ``-1``); 0.6.7 writes ``0`` and reports the row
-  in ``valid`` (``return_valid``, 0.6.7).  On 0.2.3-0.6.6 fi_compat writes ``0`` too and
-  derives ``valid`` from the ``-1`` rows, so both outputs match 0.6.7+.
+* A row with no positive probability: 0.2.3-0.6.6 write ``last_valid_id``, a shared
+  memory slot those releases never initialise (an arbitrary category: 7 of 8 for
+  0.3.1 on the H200); 0.6.7 initialises it to ``-1``, writes ``0`` and reports the row
+  in ``valid`` (``return_valid``, 0.6.7).  On 0.2.3-0.6.6 fi_compat computes ``valid``
+  (any positive probability in the row it sampled) and writes ``0`` where it is False,
+  so both outputs match 0.6.7+ (one reduction over the probabilities per call).
 * ``seed`` / ``offset`` (0.6.0, ints; tensors from 0.6.4) seed the Philox stream the
   kernels draw from (``curand_init(seed, row, offset)``, the same since 0.2.3).  Before
   0.6.0 the kernel takes that state from ``generator`` (``philox_cuda_state``), so
@@ -244,15 +246,15 @@ def philox_generator(device: Any, seed: int, offset: int) -> Any:
 
 
 class Samples(ResultHook):
-    """The samples as 0.6.7+ return them: ``0`` (not ``-1``) for a row with no positive
-    probability, ``(samples, valid)`` with ``return_valid``, the indices' dtype."""
+    """The samples as 0.6.7+ return them: ``0`` for a row with no positive probability,
+    ``(samples, valid)`` with ``return_valid``, the indices' dtype."""
 
     boundaries = ("0.6.0", "0.6.7")
 
-    def __init__(self, valid: bool, degenerate: bool = True) -> None:
+    def __init__(self, first: str, valid: bool, degenerate: bool = True) -> None:
         self.valid = valid  # the function has return_valid (0.6.7)
-        self.degenerate = degenerate  # its kernel can leave -1 before 0.6.7
-        self.args = ("indices", "return_valid") if valid else ("indices",)
+        self.degenerate = degenerate  # probabilities in: a row can have no mass
+        self.args = (first, "indices", "return_valid") if valid else (first, "indices")
         self.serves = ("return_valid",) if valid else ()
 
     def build(self, adapter: Adapter) -> Callable[..., Any] | None:
@@ -267,10 +269,13 @@ class Samples(ResultHook):
 
         int32 = torch.int32
 
-        def samples(out: Any, indices: Any, return_valid: bool = False) -> Any:
-            valid = out >= 0 if return_valid else None
+        def samples(out: Any, x: Any, indices: Any, return_valid: bool = False) -> Any:
+            valid = None
             if fix:
-                out.clamp_(min=0)
+                valid = (x > 0).any(-1)  # NaN > 0 is False, as in 0.6.7's predicate
+                if indices is not None:
+                    valid = valid[indices]
+                out.masked_fill_(~valid, 0)
             if dtype and indices is not None and indices.dtype is not int32:
                 out = out.to(indices.dtype)
             return (out, valid) if return_valid else out
@@ -280,7 +285,7 @@ class Samples(ResultHook):
     def describe(self, p: Placement) -> str | None:
         parts = []
         if self.degenerate and not at_least(p, "0.6.7"):
-            parts.append("rows without a positive probability give 0, not -1")
+            parts.append("rows without a positive probability give 0 (not an arbitrary category)")
             if self.valid:
                 parts.append("`return_valid` from those rows")
         if not at_least(p, "0.6.0"):
@@ -372,7 +377,7 @@ def _sampler(
         validate_args=(first, "indices", "seed", "offset", *per_row),
         prepare=_prepare,
         emulations=(SeedOffset(first),),
-        results=(Samples(valid, degenerate),),
+        results=(Samples(first, valid, degenerate),),
         devices=ew.any_cuda_device,
         feature="sampling",
         floor=FLOOR if floor else None,
@@ -528,6 +533,7 @@ SPECS: dict[str, EntryPoint] = {
         valid=False,
         order=True,
         top_k_max=True,
+        degenerate=False,  # softmax first: a row always has mass
     ),
     "top_k_top_p_sampling_from_probs": _sampler(
         "top_k_top_p_sampling_from_probs", per_row=("top_k", "top_p"), order=True, top_k_max=True
