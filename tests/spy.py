@@ -37,11 +37,13 @@ UNSET = object()  # FlashInfer's _UNSET sentinel (0.7.4 nvfp4_4over6)
 
 
 def default_value(source: str, release: str) -> Any:
-    """A default as written in the wheel, evaluated: literals, and enum members
+    """A default as written in the wheel, evaluated: literals, torch dtypes, enum members
     (``ActivationType.Swiglu.value``, ``WeightLayout.BlockMajorK``) as that release's
     integer, read from the enum snapshots."""
     if source == "_UNSET":
         return UNSET
+    if source.startswith("torch."):  # a dtype default (``torch.bfloat16``)
+        return getattr(torch, source.removeprefix("torch."))
     try:
         return ast.literal_eval(source)
     except ValueError:

@@ -21,6 +21,8 @@ FACADES: dict[str, tuple[str, str]] = {
     "rope": ("flashinfer.rope", "fi_compat._adapters.rope"),
     "sampling": ("flashinfer.sampling", "fi_compat._adapters.sampling"),
     "gdn_decode": ("flashinfer.gdn_decode", "fi_compat._adapters.gdn_decode"),
+    "quantization": ("flashinfer", "fi_compat._adapters.quantization"),
+    "gemm": ("flashinfer", "fi_compat._adapters.gemm"),
 }
 
 

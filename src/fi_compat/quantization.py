@@ -1,0 +1,140 @@
+"""Stable facade of FlashInfer's block-scale quantisation: NVFP4 / MXFP4 / MXFP8
+quantisation and the FP4 dequantisation helper, one frozen signature each (0.7.4's),
+over every release that has the function (``fp4_quantize`` 0.2.6, ``nvfp4_quantize`` and
+``e2m1_and_ufp8sf_scale_to_float`` 0.2.9, ``mxfp8_quantize`` 0.2.10, ``mxfp4_quantize``
+0.2.13).  ``fi_compat.fp4_quantization`` / ``fi_compat.fp8_quantization`` re-export them
+under FlashInfer's module names.
+
+The quantisation kernels run on SM100 and newer only: fi_compat refuses older GPUs
+before the launch on every release (on SM90 most releases return uninitialised memory
+without an error).  ``backend="auto"`` is ``"cuda"`` wherever the release has a
+backend choice; ``is_global_scale_inversed=True`` works on every release (the
+reciprocal is passed where the release lacks the flag or ignores it).
+"""
+
+from __future__ import annotations
+
+from ._adapters.quantization import SPECS
+from ._core import OMIT, lazy_facades
+from .enums import SfLayout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from torch import Tensor
+
+__all__ = [
+    "SfLayout",
+    "e2m1_and_ufp8sf_scale_to_float",
+    "fp4_quantize",
+    "mxfp4_quantize",
+    "mxfp8_quantize",
+    "nvfp4_quantize",
+]
+
+
+def _fp4_quantize(
+    input: Tensor,
+    global_scale: Tensor | None = None,
+    sf_vec_size: int = 16,
+    sf_use_ue8m0: bool = False,
+    is_sf_swizzled_layout: bool = True,
+    is_sf_8x4_layout: bool = False,
+    is_global_scale_inversed: bool = False,
+    enable_pdl: bool | None = None,
+    backend: Literal["auto", "cuda", "cute-dsl"] = "auto",
+    nvfp4_4over6: Any = OMIT,
+    *,
+    batch_invariant: bool = False,
+    **kwargs: Any,
+) -> tuple[Tensor, Tensor]:
+    """``(packed e2m1 uint8 [..., K / 2], scale factors uint8)``; NVFP4 (e4m3 scales per
+    16) by default, MXFP4 with ``sf_vec_size=32, sf_use_ue8m0=True``."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _nvfp4_quantize(
+    a: Tensor,
+    a_global_sf: Tensor,
+    sfLayout: SfLayout = SfLayout.layout_128x4,
+    do_shuffle: bool = False,
+    sf_vec_size: int = 16,
+    enable_pdl: bool | None = None,
+    backend: Literal["auto", "cuda", "cute-dsl"] = "auto",
+    per_token_activation: bool = False,
+    expanded_idx_to_permuted_idx: Tensor | None = None,
+    out_scale: Tensor | None = None,
+    nvfp4_4over6: Any = OMIT,
+    *,
+    batch_invariant: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """NVFP4 quantisation with the scale layout ``sfLayout`` (shuffled for TRT-LLM GEMMs
+    with ``do_shuffle``)."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _mxfp4_quantize(
+    a: Tensor,
+    backend: Literal["auto", "cuda", "cute-dsl"] = "auto",
+    enable_pdl: bool | None = None,
+    sfLayout: SfLayout = SfLayout.layout_128x4,
+    *,
+    batch_invariant: bool = False,
+    **kwargs: Any,
+) -> tuple[Tensor, Tensor]:
+    """MXFP4: e2m1 values with a ue8m0 scale per 32."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _mxfp8_quantize(
+    input: Tensor,
+    is_sf_swizzled_layout: bool = True,
+    alignment: int = 32,
+    enable_pdl: bool | None = None,
+    backend: Literal["auto", "cuda", "cute-dsl"] = "auto",
+    sf_swizzle_layout: SfLayout | None = None,
+    *,
+    batch_invariant: bool = False,
+    **kwargs: Any,
+) -> tuple[Tensor, Tensor]:
+    """MXFP8: ``(float8_e4m3fn [..., round_up(K, alignment)], ue8m0 scales uint8)``."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _e2m1_and_ufp8sf_scale_to_float(
+    e2m1_tensor: Tensor,
+    ufp8_scale_tensor: Tensor,
+    global_scale_tensor: Tensor | None = None,
+    sf_vec_size: int = 16,
+    ufp8_type: int = 1,
+    is_sf_swizzled_layout: bool = True,
+    is_sf_8x4_layout: bool = False,
+    **kwargs: Any,
+) -> Tensor:
+    """Dequantise packed e2m1 with its scales (``ufp8_type`` 1: e4m3, 0: ue8m0) times
+    ``global_scale_tensor`` (the decode scale); a CPU float32 ``[M, K]`` tensor."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+lazy_facades(
+    globals(),
+    {
+        "fp4_quantize": (_fp4_quantize, SPECS["fp4_quantize"]),
+        "nvfp4_quantize": (_nvfp4_quantize, SPECS["nvfp4_quantize"]),
+        "mxfp4_quantize": (_mxfp4_quantize, SPECS["mxfp4_quantize"]),
+        "mxfp8_quantize": (_mxfp8_quantize, SPECS["mxfp8_quantize"]),
+        "e2m1_and_ufp8sf_scale_to_float": (
+            _e2m1_and_ufp8sf_scale_to_float,
+            SPECS["e2m1_and_ufp8sf_scale_to_float"],
+        ),
+    },
+)
+
+if TYPE_CHECKING:  # what the generated functions look like, for type checkers
+    fp4_quantize = _fp4_quantize
+    nvfp4_quantize = _nvfp4_quantize
+    mxfp4_quantize = _mxfp4_quantize
+    mxfp8_quantize = _mxfp8_quantize
+    e2m1_and_ufp8sf_scale_to_float = _e2m1_and_ufp8sf_scale_to_float
