@@ -204,6 +204,22 @@ ISSUES: tuple[dict[str, object], ...] = (
         "confirmed": True,
     },
     {
+        "id": "gdn-decode-bf16-state-dsl-alignment",
+        "releases": ("0.6.7", "0.6.8"),
+        "arch": "any",
+        "feature": "gdn_decode",
+        "kind": "broken",
+        "summary": "the bf16-state GDN decode kernel (gdn_kernels/gdn_decode_bf16_state.py, "
+        "identical in 0.6.7-0.6.7.post3) does not compile with nvidia-cutlass-dsl 4.8.1: "
+        "MLIR verification rejects its 128-bit cp.async copy into shared memory aligned to "
+        "16 bits (measured on an H200, 2026-12-04); 0.6.4-0.6.6 use the same copy "
+        "(not measured); 0.6.8 rewrote the loader",
+        "ref": "fi_compat tests/gpu/README.md (2026-12-04); 0.6.8 gdn_decode_bf16_state.py",
+        "workaround": "a float32 state, or pip install 'flashinfer-python>=0.6.8'",
+        "confirmed": True,
+        "when": {"state": "bf16"},
+    },
+    {
         "id": "0.6.0-gdn-prefill-cuda-graph",
         "releases": ("0.6.0", "0.6.3"),
         "arch": "family:9",

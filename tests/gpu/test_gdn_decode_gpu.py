@@ -26,7 +26,7 @@ if not torch.cuda.is_available():  # pragma: no cover - CPU hosts
     pytest.skip("needs a CUDA GPU", allow_module_level=True)
 
 import fi_compat  # noqa: E402
-from fi_compat import gdn_decode  # noqa: E402
+from fi_compat import device, gdn_decode  # noqa: E402
 from fi_compat.registry import at_least, place  # noqa: E402
 
 RELEASE = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
@@ -134,6 +134,15 @@ def test_pretranspose_bf16_state() -> None:
     x = _inputs(1, torch.bfloat16, 2)
     s0 = (torch.randn(B, HV, K, K, device=DEV) * 0.1).bfloat16()
     want_o, want_s = _reference(x, s0)
+    known = device.known_issues(feature="gdn_decode", capability="current")
+    if any(i.id == "gdn-decode-bf16-state-dsl-alignment" for i in known):
+        # the release's kernel does not compile with the DSL of this host: pin the row
+        with pytest.raises(Exception, match="alignment"):
+            gdn_decode.gated_delta_rule_decode_pretranspose(
+                x["q"], x["k"], x["v"], s0, x["A_log"], x["a"], x["dt_bias"], x["b"]
+            )
+        _report("pretranspose-bf16-state", known_issue="gdn-decode-bf16-state-dsl-alignment")
+        return
     out, st = gdn_decode.gated_delta_rule_decode_pretranspose(
         x["q"], x["k"], x["v"], s0, x["A_log"], x["a"], x["dt_bias"], x["b"]
     )
