@@ -16,9 +16,34 @@ or executed.  ``--merge`` keeps the releases an existing snapshot has outside th
 The result is written (never edited by hand) to
 ``src/fi_compat/_snapshots/<module>.<qualname>.json``: unique signatures once, and per
 release the defining module and the signature id (``null`` where the name is absent).
+
 ``--facts`` then regenerates ``src/fi_compat/_core/_facts.py``, the per-release facts
 (first release of each entry point and parameter, removals, gaps, positional prefix)
 the adapter tables read instead of typing releases by hand.
+
+Methods (``Class.method``) are read as Python binds them, statically:
+
+* a class-body alias ``begin_forward = plan`` (``Name = Name``, the right side a method
+  bound earlier in the same class body) gives the aliased method's parameters and
+  ``"alias_of": "plan"``; any other assignment to the name (``functools.partialmethod``)
+  is no signature (``null``);
+* a name the class body does not bind is looked up in its bases, left to right, depth
+  first (static, by name: a class of the same module or one imported relatively or from
+  ``flashinfer``); the base's own aliases refer to the base's methods, as at run time;
+  the release records ``"inherited_from": "Base"`` (the class that binds it) and, where
+  that class lives in another module, ``"inherited_module"``;
+* a forwarder -- a method with both ``*args`` and ``**kwargs`` whose body calls exactly
+  one private method of its own class, ``self._x(..., **kw)`` (a ``**`` argument), such
+  as ``BatchDecodeWithPagedKVCacheWrapper.plan`` from 0.6.15 on (``plan(self, indptr,
+  ..., page_size, *deprecated_positional_args, **kwargs)`` calling ``self._plan_impl``)
+  -- is recorded with the callee's parameters and ``"via": "_x"``, plus
+  ``"public_positional": N``, the forwarder's own named positional parameters (``self``
+  not counted), and, where the body hands its ``*args`` to a call together with a
+  module-level tuple of parameter names (``_BATCH_DECODE_PLAN_LEGACY_POS_ARGS``),
+  ``"varargs_as"``: those names, the ones extra positional arguments are bound to.
+
+Every function or method release also records ``"returns"``: the return annotation's
+source (the public method's, for an alias or a forwarder), or ``null``.
 """
 
 from __future__ import annotations
@@ -105,6 +130,7 @@ class Archive:
         self._zip = zipfile.ZipFile(path) if path.suffix == ".whl" else None
         self._tar = None if self._zip else tarfile.open(path, "r:gz")  # noqa: SIM115 (close())
         self._names: dict[str, str] = {}
+        self.trees: dict[str, tuple[str, ast.Module] | None] = {}  # parsed once, by _tree
         if self._tar is not None:
             for m in self._tar.getmembers():
                 if m.isfile() and m.name.endswith(".py"):
@@ -174,38 +200,189 @@ def _ann(arg: ast.arg) -> str | None:
     return ast.unparse(arg.annotation) if arg.annotation is not None else None
 
 
-def find(zf: Archive, module: str, qualname: str, depth: int = 0) -> tuple[str, list] | None:
-    """(defining module, params) of ``module.qualname`` in the wheel, or None."""
-    found = _module_source(zf, module)
+Fn = ast.FunctionDef | ast.AsyncFunctionDef
+Extra = dict[str, object]  # the keys a release record has besides module and signature
+Hit = tuple[str, list[list[str | None]], Extra]  # (defining module, params, extra keys)
+Binding = tuple[str, ast.Module, "Fn | ast.ClassDef"]  # (module, its tree, def or class)
+
+
+def _tree(zf: Archive, module: str) -> tuple[str, ast.Module] | None:
+    """(file name, parsed tree) of ``module`` in the archive, parsed once per archive."""
+    if module not in zf.trees:
+        found = _module_source(zf, module)
+        zf.trees[module] = None if found is None else (found[0], ast.parse(found[1], found[0]))
+    return zf.trees[module]
+
+
+def _binding(zf: Archive, module: str, name: str, depth: int = 0) -> Binding | None:
+    """The top-level ``def`` or ``class`` that ``module.name`` is bound to, re-exports
+    (``from .x import name``, ``*``) followed to the defining module."""
+    found = _tree(zf, module)
     if found is None or depth > 5:
         return None
-    fname, src = found
-    tree = ast.parse(src, fname)
-    head, _, rest = qualname.partition(".")
-    result: tuple[str, list] | None = None
+    fname, tree = found
+    result: Binding | None = None
     for node in tree.body:  # the last binding wins, as at run time
-        if rest and isinstance(node, ast.ClassDef) and node.name == head:
-            for sub in node.body:
-                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name == rest:
-                    result = (module, _params(sub))
-        elif not rest and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.name == head:
-                result = (module, _params(node))
-        elif not rest and isinstance(node, ast.ClassDef) and node.name == head:
-            result = (module, _members(node))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                result = (module, tree, node)
         elif isinstance(node, ast.ImportFrom) and node.level >= 1:
             for alias in node.names:
                 star = alias.name == "*"
-                if star or (alias.asname or alias.name) == head:
+                if star or (alias.asname or alias.name) == name:
                     pkg = module if fname.endswith("__init__.py") else module.rpartition(".")[0]
                     for _ in range(node.level - 1):
                         pkg = pkg.rpartition(".")[0]
                     target = f"{pkg}.{node.module}" if node.module else pkg
-                    sub_q = qualname if star else alias.name + (f".{rest}" if rest else "")
-                    hit = find(zf, target, sub_q, depth + 1)
+                    hit = _binding(zf, target, name if star else alias.name, depth + 1)
                     if hit is not None:
                         result = hit
     return result
+
+
+def _base(zf: Archive, module: str, tree: ast.Module, expr: ast.expr) -> Binding | None:
+    """The class a base-class expression names: one of the same module, imported
+    relatively, or ``from flashinfer.x import Base`` (by name; anything else: None)."""
+    name = expr.id if isinstance(expr, ast.Name) else None
+    if name is None:
+        return None
+    hit = _binding(zf, module, name)
+    if hit is None:  # absolute imports, which _binding does not follow
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module.split(".")[0] != "flashinfer":
+                    continue
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        hit = _binding(zf, node.module, alias.name) or hit
+    return hit if hit is not None and isinstance(hit[2], ast.ClassDef) else None
+
+
+def _member(
+    zf: Archive, module: str, tree: ast.Module, cls: ast.ClassDef, name: str, depth: int = 0
+) -> tuple[Fn, Extra, ast.Module] | None:
+    """The function ``cls.name`` is bound to, how (``alias_of``: a class-body alias,
+    ``inherited_from``: found in a base) and the tree of the module that defines it;
+    None when absent or not a function."""
+    bound: dict[str, tuple[Fn, str | None] | None] = {}
+    for node in cls.body:  # in order: an alias takes what the name is bound to then
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound[node.name] = (node, None)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            for t in targets:
+                if not isinstance(t, ast.Name):
+                    continue
+                src = bound.get(value.id) if isinstance(value, ast.Name) else None
+                bound[t.id] = (src[0], src[0].name) if src is not None else None
+    if name in bound:
+        hit = bound[name]
+        return None if hit is None else (hit[0], {"alias_of": hit[1]} if hit[1] else {}, tree)
+    if depth > 5:
+        return None
+    for expr in cls.bases:  # left to right, depth first (the MRO of single inheritance)
+        base = _base(zf, module, tree, expr)
+        if base is None or not isinstance(base[2], ast.ClassDef):
+            continue
+        found = _member(zf, base[0], base[1], base[2], name, depth + 1)
+        if found is not None:
+            fn, extra, fn_tree = found
+            if "inherited_from" not in extra:
+                extra = {**extra, "inherited_from": base[2].name}
+                if base[0] != module:
+                    extra["inherited_module"] = base[0]
+            return fn, extra, fn_tree
+    return None
+
+
+def _forwarded(
+    zf: Archive, module: str, tree: ast.Module, cls: ast.ClassDef, fn: Fn, fn_tree: ast.Module
+) -> tuple[Fn, Extra] | None:
+    """The private method a ``*args, **kwargs`` forwarder ``fn`` (defined in ``fn_tree``)
+    hands its call to, looked up from ``cls`` as ``self._x`` is at run time (see the
+    module docstring), and the extra keys that say so; None for any other method."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    if a.vararg is None or a.kwarg is None or not positional:
+        return None
+    me = positional[0].arg
+    callees: set[str] = set()
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == me
+            and node.func.attr.startswith("_")
+            and any(k.arg is None for k in node.keywords)
+        ):
+            callees.add(node.func.attr)
+    if len(callees) != 1:
+        return None
+    callee = callees.pop()
+    found = _member(zf, module, tree, cls, callee)
+    if found is None:
+        return None
+    extra: Extra = {"via": callee, "public_positional": len(positional) - 1}
+    names = _varargs_as(fn_tree, fn, a.vararg.arg)
+    if names is not None:
+        extra["varargs_as"] = names
+    return found[0], extra
+
+
+def _varargs_as(tree: ast.Module, fn: Fn, vararg: str) -> list[str] | None:
+    """The names a forwarder binds its ``*args`` to: a module-level tuple (or list) of
+    strings passed, by name, to the same call as the ``*args`` tuple itself."""
+    consts: dict[str, list[str]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.Tuple, ast.List)):
+            elts = stmt.value.elts
+            strs = [
+                e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            ]
+            if elts and len(strs) == len(elts):
+                for t in stmt.targets:
+                    if isinstance(t, ast.Name):
+                        consts[t.id] = strs
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            args = [*node.args, *(k.value for k in node.keywords)]
+            if any(isinstance(x, ast.Name) and x.id == vararg for x in args):
+                for x in args:
+                    if isinstance(x, ast.Name) and x.id in consts:
+                        return consts[x.id]
+    return None
+
+
+def _returns(fn: Fn) -> str | None:
+    return ast.unparse(fn.returns) if fn.returns is not None else None
+
+
+def find(zf: Archive, module: str, qualname: str, depth: int = 0) -> Hit | None:
+    """(defining module, params, extra release keys) of ``module.qualname`` in the
+    archive, or None."""
+    head, _, rest = qualname.partition(".")
+    hit = _binding(zf, module, head, depth)
+    if hit is None:
+        return None
+    defining, tree, node = hit
+    if isinstance(node, ast.ClassDef) and rest:
+        member = _member(zf, defining, tree, node, rest)
+        if member is None:
+            return None
+        fn, extra, fn_tree = member
+        target = fn
+        fwd = _forwarded(zf, defining, tree, node, fn, fn_tree)
+        if fwd is not None:
+            target, more = fwd
+            extra = {**extra, **more}
+        return defining, _params(target), {"returns": _returns(fn), **extra}
+    if isinstance(node, ast.ClassDef):
+        return defining, _members(node), {}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not rest:
+        return defining, _params(node), {"returns": _returns(node)}
+    return None
 
 
 def snapshot(entry: str, since: str, until: str, cache: Path, old: dict | None = None) -> dict:
@@ -232,7 +409,7 @@ def snapshot(entry: str, since: str, until: str, cache: Path, old: dict | None =
         if hit is None:
             releases[version] = None
             continue
-        defining, params = hit
+        defining, params, extra = hit
         key = json.dumps(params)
         sid = by_key.get(key)
         if sid is None:
@@ -240,8 +417,9 @@ def snapshot(entry: str, since: str, until: str, cache: Path, old: dict | None =
             sigs[sid] = params
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         key_name = "wheel_sha256" if path.suffix == ".whl" else "sdist_sha256"
-        releases[version] = {"module": defining, "signature": sid, key_name: digest}
-        print(f"{version:14s} {defining:40s} {sid} ({len(params)} params)", file=sys.stderr)
+        releases[version] = {"module": defining, "signature": sid, **extra, key_name: digest}
+        how = " ".join(f"{k}={v}" for k, v in extra.items() if k not in ("returns", "varargs_as"))
+        print(f"{version:14s} {defining:40s} {sid} ({len(params)} params) {how}", file=sys.stderr)
     return {
         "entry": entry,
         "generated_by": "tools/snapshot.py (static ast read of the PyPI wheels and, before "

@@ -23,6 +23,8 @@ FACADES: dict[str, tuple[str, str]] = {
     "gdn_decode": ("flashinfer.gdn_decode", "fi_compat._adapters.gdn_decode"),
     "quantization": ("flashinfer", "fi_compat._adapters.quantization"),
     "gemm": ("flashinfer", "fi_compat._adapters.gemm"),
+    "decode": ("flashinfer.decode", "fi_compat._adapters.decode"),
+    "prefill": ("flashinfer.prefill", "fi_compat._adapters.prefill"),
 }
 
 

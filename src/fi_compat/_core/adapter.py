@@ -244,6 +244,8 @@ class Adapter:
         for g in [g for g in ns if g.startswith("_torch_")]:  # emulations' fast tests
             ns[g] = getattr(torch, g[len("_torch_") :])
         ns["_T"] = self._tensor = torch.Tensor
+        if "_DT" in ns:
+            ns["_DT"] = torch.dtype
         if self.entry.validate is not None:
             ns["_validate"] = self.entry.validate
         self._prepared = True

@@ -98,7 +98,19 @@ def _kind_test(n: str, k: Kind | None, ns: dict[str, Any]) -> str | None:
         parts.append(f"(type({n}) is str and {n} in _L_{n})")
     if k.tensor:
         parts.append(f"type({n}) is _T")
+    if k.dtype:
+        ns.setdefault("_DT", NOTYET)
+        parts.append(f"type({n}) is _DT")
     return f"({' or '.join(parts)})" if parts else None
+
+
+def _omittable(e: Any, n: str) -> bool:
+    """Left at its default, ``n`` can be left out of the call: a parameter a later
+    release added (the release's default is the stable one: snapshot tests), or with
+    ``EntryPoint.lean`` any optional parameter (hot methods such as a wrapper's ``run``:
+    each keyword FlashInfer binds costs ~40-80 ns)."""
+    p = e.params[n]
+    return p.since is not None or (e.lean and p.default is not REQUIRED)
 
 
 def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
@@ -143,7 +155,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     tail = [
         n
         for n in adapter.present
-        if e.params[n].since is not None
+        if _omittable(e, n)
         and n not in slow
         and not e.params[n].explicit
         and n not in normalized  # a normaliser may set it: always forwarded
@@ -223,9 +235,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             body.append(f"            {general_kept}")
         # at their defaults (tested just below), parameters a later release added are
         # left out of the call: the release's own default is the same (snapshot tests)
-        later = {
-            n for n in adapter.present if e.params[n].since is not None and not e.params[n].explicit
-        }
+        later = {n for n in adapter.present if _omittable(e, n) and not e.params[n].explicit}
         fwd0 = [
             n
             for n in adapter.present
@@ -236,24 +246,38 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         if tail:
             fwd1 = [n for n in adapter.present if n not in omit]
             tiers.append((guarded, fwd1, tail_checked if validated else []))
-        for names, fwd, extra in tiers:
-            call_args = ", ".join(
-                f"{adapter.spelling[n]}={'_t_' if n in adapter.enums else ''}{n}" for n in fwd
-            )
+        for tier, (names, fwd, extra) in enumerate(tiers):
+            value = {n: f"{'_t_' if n in adapter.enums else ''}{n}" for n in fwd}
+            call_args = ", ".join(f"{adapter.spelling[n]}={value[n]}" for n in fwd)
             tests = [
                 fast.get(n) or _default_test(n, e.params[n].default) for n in e.order if n in names
             ]
             tests += extra
             invoke = finish(f"_fn({lead}{call_args})")
+            pad = "            " if tests else "        "
             if tests:
                 body.append(f"        if {' and '.join(tests)}:")
-                body.append(f"            return {invoke}")
-            else:
-                body.append(f"        return {invoke}")
+            if tier == 1 and e.lean:
+                # only what differs from the default goes to FlashInfer (each keyword it
+                # binds costs): identity tests, no value comparison
+                fixed = [n for n in fwd if n not in tail]
+                body.append(
+                    pad
+                    + "_c = {"
+                    + ", ".join(f"{adapter.spelling[n]!r}: {value[n]}" for n in fixed)
+                    + "}"
+                )
+                for n in fwd:
+                    if n in tail:
+                        body.append(f"{pad}if {n} is not _d_{n}:")
+                        body.append(f"{pad}    _c[{adapter.spelling[n]!r}] = {value[n]}")
+                invoke = finish(f"_fn({lead}**_c)")
+            body.append(f"{pad}return {invoke}")
         body.append(f"    {general_kept}")
         return body
 
-    head_line = f"def {e.name}({', '.join(sig)}):\n"
+    fname = e.name.rpartition(".")[2]  # a method's entry is named "<Class>.<method>"
+    head_line = f"def {fname}({', '.join(sig)}):\n"
     label = f"{e.dotted} [{adapter.range or adapter.problem}]"
     codes: dict[object, Any] = {}
     variants = {True: "", False: " checks off", "debug": " debug"}
@@ -263,10 +287,10 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         filename = f"<fi_compat {label}{tag}>"
         scope: dict[str, Any] = ns if mode is True else dict(ns)
         exec(compile(src, filename, "exec"), scope)
-        codes[mode] = scope[e.name].__code__
+        codes[mode] = scope[fname].__code__
         adapter.sources[filename] = src
     adapter.source = next(iter(adapter.sources.values()))
-    fn = ns[e.name]
+    fn = ns[fname]
     adapter.codes = codes
     return fn  # type: ignore[no-any-return]
 

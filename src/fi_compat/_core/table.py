@@ -72,11 +72,12 @@ class Kind:
     ``types``: builtin types accepted exactly (``int`` admits int subclasses except
     bool, ``float`` admits int); ``tensor``: a ``torch.Tensor`` is accepted;
     ``literals``: the accepted values of a ``Literal[...]`` part; ``enum``: the stable
-    enum class name (checked by the enum translation).  ``None`` in ``types`` means
-    optional.  An annotation with any part fi_compat cannot check (``Any``, ``list``,
-    ``torch.dtype``) yields no Kind: the parameter is passed unchecked."""
+    enum class name (checked by the enum translation); ``dtype``: a ``torch.dtype`` is
+    accepted.  ``None`` in ``types`` means optional.  An annotation with any part
+    fi_compat cannot check (``Any``, ``list``) yields no Kind: the parameter is passed
+    unchecked."""
 
-    __slots__ = ("types", "tensor", "literals", "enum", "text")
+    __slots__ = ("types", "tensor", "literals", "enum", "text", "dtype")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -84,6 +85,7 @@ class Kind:
         self.tensor = False
         self.literals: tuple[object, ...] = ()
         self.enum: str | None = None
+        self.dtype = False
 
     @property
     def nullable(self) -> bool:
@@ -97,6 +99,8 @@ class Kind:
             return False
         if self.tensor and isinstance(value, tensor_type):
             return True
+        if self.dtype and t.__name__ == "dtype" and t.__module__ == "torch":
+            return True
         if int in self.types and isinstance(value, int) and t is not bool:
             return True  # int subclasses (an engine's IntEnum), never bool
         if float in self.types and (t is int or (isinstance(value, float))):
@@ -107,6 +111,8 @@ class Kind:
         parts = [t.__name__ if t is not type(None) else "None" for t in self.types]
         if self.tensor:
             parts.insert(0, "torch.Tensor")
+        if self.dtype:
+            parts.insert(0, "torch.dtype")
         if self.literals:
             parts.append(" / ".join(repr(v) for v in self.literals))
         return " or ".join(parts)
@@ -140,6 +146,8 @@ def parse_kind(annotation: object, enum_names: frozenset[str]) -> Kind | None:
             types.append(_ATOMS[part])
         elif part in ("Tensor", "torch.Tensor"):
             kind.tensor = True
+        elif part == "torch.dtype":
+            kind.dtype = True
         elif part.startswith(("Sequence[", "list[", "tuple[")):
             types += [list, tuple]  # the items are FlashInfer's business
         elif part in enum_names:
@@ -435,6 +443,7 @@ class EntryPoint:
         devices: Callable[[Placement, tuple[int, int]], str | None] | None = None,
         debug: Callable[[Adapter, dict[str, Any]], None] | None = None,
         floor: str | None = None,
+        lean: bool = False,
     ) -> None:
         self.facade = facade
         self.name = name
@@ -463,6 +472,9 @@ class EntryPoint:
         # (those are refused as below the floor, naming the floor)
         self.floor = floor
         self.older_unserved = False  # set by facts.apply: the floor cut older releases off
+        # lean: the fast path leaves every optional parameter at its default out of the
+        # call (each release's default equals the stable one; the snapshot suite checks)
+        self.lean = lean
         self.varargs = False  # the stub has *args (see bind_stub)
         for p in params:
             if p.emulation is not None and p.emulation not in self.emulations:

@@ -106,6 +106,8 @@ def binder(facade: Callable[..., Any], release: str) -> Callable[..., Any]:
     where = f"fi_compat.written_for({release!r}).{entry.dotted.removeprefix('fi_compat.')}"
 
     def call(*args: Any, **kwargs: Any) -> Any:
+        if receiver is not None:  # a method: (self, *args)
+            recv, args = args[0], args[1:]
         if len(args) > n_pos:
             raise errors.PositionalMismatchError(
                 f"{where} takes at most {n_pos} positional arguments (flashinfer-python "
@@ -118,13 +120,33 @@ def binder(facade: Callable[..., Any], release: str) -> Callable[..., Any]:
             if n in positional[: len(args)]:
                 raise TypeError(f"{where} got multiple values for argument {k!r}")
             kw[n] = v
-        return facade(**kw)
+        return facade(**kw) if receiver is None else facade(recv, **kw)
 
-    call.__name__ = entry.name
+    call.__name__ = entry.name.rpartition(".")[2]
     call.__qualname__ = f"written_for({release!r}).{entry.name}"
     call.__doc__ = f"{entry.dotted}, arguments bound as flashinfer-python {release} binds them."
     cache[release] = call
     return call
+
+
+def written_class(cls: type, release: str) -> type:
+    """A subclass of the stable wrapper class ``cls`` whose generated methods bind their
+    arguments as flashinfer-python ``release`` does (aliases such as ``begin_forward``
+    follow their method); built once per (class, release)."""
+    cache: dict[str, type] = cls.__dict__["_fi_compat_written"]
+    hit = cache.get(release)
+    if hit is not None:
+        return hit
+    ns: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+    bound: dict[Any, Any] = {}
+    for attr, fn in cls.__dict__.items():
+        if hasattr(fn, "adapter"):
+            if fn not in bound:
+                bound[fn] = binder(fn, release)
+            ns[attr] = bound[fn]
+    out = type(cls.__name__, (cls,), ns)
+    cache[release] = out
+    return out
 
 
 class _Module:
@@ -134,6 +156,8 @@ class _Module:
 
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._module, name)
+        if isinstance(fn, type) and "_fi_compat_base" in fn.__dict__:
+            return written_class(fn, self._release)
         if not hasattr(fn, "adapter"):
             return fn  # helpers, enums: the same for every release
         return binder(fn, self._release)

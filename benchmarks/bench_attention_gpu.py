@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""fi_compat's attention wrappers vs FlashInfer's own, side by side in one process on a GPU.
+
+    python benchmarks/bench_attention_gpu.py [--json out.json]
+
+For the installed release: a paged decode batch (8 requests x 512 tokens, GQA 32/8 heads,
+head size 128, bf16, page size 16) planned once, then
+
+* ``run``: host time per call (p50 over rounds of 200 calls, no sync inside a round),
+  ``fi_compat`` (the stable subclass) vs the direct FlashInfer method on the same
+  instance, plus the added ns;
+* ``plan``: host time per call (p50 over 300 calls, a sync after each, as engines
+  plan once per step), both arms;
+* a decode step: one ``plan`` and 32 ``run`` calls (one per layer), synchronised, p50 of
+  rounds with the arms interleaved; the ratio fi_compat / direct.
+
+Outputs of both arms are compared bit for bit first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from typing import Any
+
+import torch
+
+import fi_compat
+from fi_compat import decode
+
+B, L, HQ, HKV, D, P = 8, 512, 32, 8, 128, 16
+LAYERS = 32
+
+
+def _setup() -> tuple[Any, Any, dict[str, Any], torch.Tensor, torch.Tensor]:
+    pages = B * (L // P)
+    cache = torch.randn(pages, 2, P, HKV, D, device="cuda").to(torch.bfloat16)
+    indptr = torch.arange(0, pages + 1, L // P, dtype=torch.int32, device="cuda")
+    indices = torch.arange(pages, dtype=torch.int32, device="cuda")
+    last = torch.full((B,), P, dtype=torch.int32, device="cuda")
+    q = torch.randn(B, HQ, D, device="cuda").to(torch.bfloat16)
+    ws = torch.empty(128 * 1024 * 1024, dtype=torch.uint8, device="cuda")
+    w = decode.BatchDecodeWithPagedKVCacheWrapper(ws, "NHD")
+    base = type(w).__mro__[1]
+    plan = {
+        "args": (indptr, indices, last, HQ, HKV, D, P),
+        "kw": {"q_data_type": torch.bfloat16, "kv_data_type": torch.bfloat16, "sm_scale": 0.1},
+    }
+    return w, base, plan, q, cache
+
+
+def _p50(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    release = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
+    w, base, plan, q, cache = _setup()
+    w.plan(*plan["args"], **plan["kw"])
+    ours = w.run(q, cache)
+    theirs = base.run(w, q, cache)
+    torch.cuda.synchronize()
+    identical = bool(torch.equal(ours, theirs))
+
+    def run_round(fn: Any, n: int = 200) -> float:
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            fn(w, q, cache)
+        dt = (time.perf_counter_ns() - t0) / n
+        torch.cuda.synchronize()
+        return dt
+
+    stable_run, base_run = type(w).run, base.run
+    run_ns: dict[str, list[float]] = {"fi_compat": [], "direct": []}
+    for _ in range(40):
+        run_ns["fi_compat"].append(run_round(stable_run))
+        run_ns["direct"].append(run_round(base_run))
+
+    def plan_once(fn: Any) -> float:
+        torch.cuda.synchronize()
+        t0 = time.perf_counter_ns()
+        fn(w, *plan["args"], **plan["kw"])
+        dt = time.perf_counter_ns() - t0
+        torch.cuda.synchronize()
+        return dt
+
+    plan_ns: dict[str, list[float]] = {"fi_compat": [], "direct": []}
+    for _ in range(300):
+        plan_ns["fi_compat"].append(plan_once(type(w).plan))
+        plan_ns["direct"].append(plan_once(base.plan))
+
+    def step(run: Any, pl: Any) -> float:
+        torch.cuda.synchronize()
+        t0 = time.perf_counter_ns()
+        pl(w, *plan["args"], **plan["kw"])
+        for _ in range(LAYERS):
+            run(w, q, cache)
+        torch.cuda.synchronize()
+        return time.perf_counter_ns() - t0
+
+    step_ns: dict[str, list[float]] = {"fi_compat": [], "direct": []}
+    for i in range(200):
+        arms = [("fi_compat", stable_run, type(w).plan), ("direct", base_run, base.plan)]
+        for name, r, pl in arms if i % 2 == 0 else arms[::-1]:
+            step_ns[name].append(step(r, pl))
+    res = {
+        "release": release,
+        "device": torch.cuda.get_device_name(),
+        "bit_identical": identical,
+        "run_ns_p50": {k: _p50(v) for k, v in run_ns.items()},
+        "plan_ns_p50": {k: _p50(v) for k, v in plan_ns.items()},
+        "step_us_p50": {k: _p50(v) / 1e3 for k, v in step_ns.items()},
+    }
+    res["run_added_ns"] = res["run_ns_p50"]["fi_compat"] - res["run_ns_p50"]["direct"]
+    res["plan_added_ns"] = res["plan_ns_p50"]["fi_compat"] - res["plan_ns_p50"]["direct"]
+    res["step_ratio"] = res["step_us_p50"]["fi_compat"] / res["step_us_p50"]["direct"]
+    print(json.dumps(res, indent=1))
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(res, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,251 @@
+"""Shared parts of the attention adapter tables (``flashinfer.decode``, ``flashinfer.prefill``).
+
+Read from the released sources (``_snapshots/decode.*.json``, ``prefill.*.json`` have every
+signature; the policy below cites the release whose code needs it):
+
+* ``run(..., return_lse=True)`` returns ``(out, lse)``, ``lse`` float32 ``[tokens,
+  heads]`` in base 2, on every release and the fa2 / fa3 / trtllm-gen kernels
+  (``state.cuh`` ``get_lse``, 0.7.4 ``utils.py`` "emit base-2 LSE"); ``return_lse=False``
+  returns the bare output.  The cuDNN prefill backend returns natural-log LSE before
+  0.7.0 (0.7.0 ``cudnn/prefill.py`` converts), so ``backend="cudnn"`` for prefill needs
+  0.7.0 here.
+* ``out=`` / ``lse=`` caller buffers: 0.2.1.post2 (copied into before:
+  :class:`CallerBuffers`).  ``enable_pdl``: 0.2.7 (a launch
+  attribute: a hint).
+* ``run(q, kv, *args)``: FlashInfer passes ``*args`` to a custom JIT module only (from
+  0.2.0.post2 a third positional argument is no ``q_scale``: it is ignored on the built-in
+  kernels), so the stable ``run`` takes no ``*args``: extra positional arguments are a
+  ``PositionalMismatchError``, never silently ignored.
+* ``end_forward`` did nothing since 0.2.0 and was removed in 0.7.0: a no-op here on every
+  release.  ``begin_forward`` is the stable ``plan``; ``forward`` stays FlashInfer's own
+  (it stores its arguments on ``self`` and calls ``self.run``, which is the stable one).
+"""
+
+from __future__ import annotations
+
+from .._core import Emulation, Normalizer
+from ..errors import InvalidArgumentError, UnsupportedParameterError
+from ..registry import at_least
+from . import _elementwise as ew
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, cast
+
+    from .._core import Adapter
+    from ..registry import Placement
+else:
+
+    def cast(_t: object, v: object) -> object:  # typing.cast without importing typing
+        return v
+
+
+def _is_tensor(x: Any) -> bool:
+    return hasattr(x, "get_device") and hasattr(x, "dim")
+
+
+_TENSOR: list[Any] = [None]  # torch.Tensor, bound by prepare() at the first call
+
+
+def prepare() -> None:
+    import torch
+
+    ew.prepare()
+    _TENSOR[0] = torch.Tensor
+
+
+def validate_paged_run(where: str) -> Callable[[Any, Any], int]:
+    """``q`` 3-D, ``paged_kv_cache`` one 4-/5-D tensor or a ``(k, v)`` pair of 4-D
+    tensors, all on ``q``'s device; returns its CUDA index (-1 off CUDA).  Conforming
+    plain tensors take a few attribute reads (a wrapper's ``run`` is called once per
+    layer); anything else gets the full diagnosis."""
+
+    def validate(q: Any, kv: Any) -> int:
+        t = _TENSOR[0]
+        if type(q) is t and q.ndim == 3:
+            if type(kv) is t:
+                if kv.ndim == 5 or kv.ndim == 4:
+                    d: int = q.get_device()
+                    if kv.get_device() == d:
+                        return d
+            elif type(kv) is tuple and len(kv) == 2:
+                k, v = kv
+                if type(k) is t and type(v) is t and k.ndim == 4 and v.ndim == 4:
+                    d = q.get_device()
+                    if k.get_device() == d and v.get_device() == d:
+                        return d
+        return diagnose(q, kv)
+
+    def diagnose(q: Any, kv: Any) -> int:
+        ew.tensor(where, "q", q)
+        if q.dim() != 3:
+            raise InvalidArgumentError(
+                f"{where}: q must be 3-D [tokens, num_qo_heads, head_dim], got shape "
+                f"{tuple(q.shape)}"
+            )
+        if type(kv) is tuple or type(kv) is list:
+            if len(kv) != 2 or not all(_is_tensor(t) and t.dim() == 4 for t in kv):
+                raise InvalidArgumentError(
+                    f"{where}: paged_kv_cache as a pair must be (k_cache, v_cache), two 4-D "
+                    f"tensors [pages, page_size, heads, dim] (NHD) or [pages, heads, "
+                    f"page_size, dim] (HND)"
+                )
+            others = {"paged_kv_cache[0]": kv[0], "paged_kv_cache[1]": kv[1]}
+        else:
+            ew.tensor(where, "paged_kv_cache", kv)
+            if kv.dim() not in (4, 5):
+                raise InvalidArgumentError(
+                    f"{where}: paged_kv_cache must be a 5-D tensor [pages, 2, ...] or a "
+                    f"(k_cache, v_cache) pair of 4-D tensors, got shape {tuple(kv.shape)}"
+                )
+            others = {"paged_kv_cache": kv}
+        return ew.check_device(where, "q", q, others)
+
+    return validate
+
+
+def validate_ragged_run(where: str) -> Callable[[Any, Any, Any], int]:
+    """``q``, ``k``, ``v`` 3-D ``[tokens, heads, dim]`` on one device."""
+
+    def validate(q: Any, k: Any, v: Any) -> int:
+        for n, t in (("q", q), ("k", k), ("v", v)):
+            ew.tensor(where, n, t)
+            if t.dim() != 3:
+                raise InvalidArgumentError(
+                    f"{where}: {n} must be 3-D [tokens, heads, head_dim], got shape "
+                    f"{tuple(t.shape)}"
+                )
+        return ew.check_device(where, "q", q, {"k": k, "v": v})
+
+    return validate
+
+
+def validate_single(where: str, q_dims: int) -> Callable[[Any, Any, Any], int]:
+    """``single_*``: ``q`` ``q_dims``-D, ``k``/``v`` 3-D, one device."""
+
+    def validate(q: Any, k: Any, v: Any) -> int:
+        for n, t, d in (("q", q, q_dims), ("k", k, 3), ("v", v, 3)):
+            ew.tensor(where, n, t)
+            if t.dim() != d:
+                raise InvalidArgumentError(f"{where}: {n} must be {d}-D, got {tuple(t.shape)}")
+        return ew.check_device(where, "q", q, {"k": k, "v": v})
+
+    return validate
+
+
+class MultiTokenDecode(Normalizer):
+    """Decode ``plan(q_len_per_req > 1)``: the parameter exists from 0.6.13, but before
+    0.7.0 the fa2 path runs it with a non-causal mask and one query row per request
+    (0.6.13-0.6.15 ``decode.py``); 0.7.0 masks causally (``is_causal`` defaults to
+    ``q_len_per_req > 1``).  Refused below 0.7.0, on every backend, so the same call
+    never gives two results."""
+
+    args = ("q_len_per_req",)
+    out = ()
+    boundaries = ("0.7.0",)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.7.0"):
+            return None
+        where, release = adapter.entry.dotted, adapter.release
+
+        def check(q_len_per_req: Any) -> tuple[Any, ...]:
+            if q_len_per_req is not None and q_len_per_req != 1:
+                raise UnsupportedParameterError(
+                    f"{where}(q_len_per_req={q_len_per_req!r}) needs flashinfer-python>=0.7.0 "
+                    f"(multi-token decode with a causal mask); installed: {release}, which "
+                    f"has none (0.6.13-0.6.x run it without the mask). Fix: pip install "
+                    f"'flashinfer-python>=0.7.0', or use the prefill wrapper",
+                    parameter="q_len_per_req",
+                    installed=str(release),
+                    minimum="0.7.0",
+                )
+            return ()
+
+        return check
+
+    def describe(self, p: Any) -> str | None:
+        if at_least(p, "0.7.0"):
+            return None
+        return "`q_len_per_req > 1` refused (no causal multi-token decode before 0.7.0)"
+
+
+class CallerBuffers(Emulation):
+    """``out=`` / ``lse=`` before 0.2.1.post2: the release allocates, fi_compat copies
+    into the caller's buffers and returns them (exact: a copy).  As 0.2.1.post2+ do, a
+    given ``lse`` is written also with ``return_lse=False`` (then not returned)."""
+
+    name = "caller_buffers"
+    params = ("out", "lse")
+    boundaries = ("0.2.1.post2",)
+
+    def may_apply(self, p: Placement) -> bool:
+        return not at_least(p, "0.2.1.post2")
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        pl = adapter.placement
+        return (
+            pl is not None
+            and not at_least(pl, "0.2.1.post2")
+            and (kw["out"] is not None or kw["lse"] is not None)
+        )
+
+    def fast_test(self, name: str) -> str | None:
+        return "{n} is None"
+
+    def describe(self, p: Placement) -> str | None:
+        return None if at_least(p, "0.2.1.post2") else "`out` / `lse` buffers: copied into"
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        out, lse, wanted = kw["out"], kw["lse"], kw["return_lse"] is True
+        kw["out"] = kw["lse"] = None
+        if lse is not None:
+            kw["return_lse"] = True
+        return out, lse, wanted
+
+    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
+        out, lse, wanted = cast("tuple[Any, Any, bool]", state)
+        o, got = result if type(result) is tuple else (result, None)
+        if out is not None:
+            o = out.copy_(o)
+        if lse is not None:
+            got = lse.copy_(got)
+        return (o, got) if wanted else o
+
+
+class NoneMeans(Normalizer):
+    """``name=None`` (the stable default) handed over as ``value`` on releases
+    ``[lo, hi)``, whose own default is ``value`` and which do not accept ``None``
+    (prefill ``jit_kwargs`` defaulted to ``{}`` in 0.2.10 and is ``**``-expanded)."""
+
+    def __init__(self, name: str, value: Any, lo: str, hi: str) -> None:
+        self.args = self.out = (name,)
+        self.value, self.lo, self.hi = value, lo, hi
+        self.boundaries = (lo, hi)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or not at_least(pl, self.lo) or at_least(pl, self.hi):
+            return None
+        value = self.value
+
+        def fill(v: Any) -> tuple[Any, ...]:
+            return (type(value)() if v is None else v,)  # a fresh one per call
+
+        return fill
+
+    def describe(self, p: Any) -> str | None:
+        if at_least(p, self.lo) and not at_least(p, self.hi):
+            return f"`{self.args[0]}=None` sent as {self.value!r}"
+        return None
+
+
+def end_forward(self: Any) -> None:
+    """Does nothing, as on every release that had it (0.2.0.post1-0.6.x; removed in 0.7.0)."""
+
+
+def run_return_lse(self: Any, q: Any, *args: Any, **kwargs: Any) -> Any:
+    """``run(..., return_lse=True)``: ``(out, lse)`` (FlashInfer's ``run_return_lse``)."""
+    return self.run(q, *args, return_lse=True, **kwargs)

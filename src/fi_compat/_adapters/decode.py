@@ -1,0 +1,198 @@
+"""Adapter tables for ``flashinfer.decode``: ``BatchDecodeWithPagedKVCacheWrapper``
+(``__init__``, ``plan``, ``run``) and ``single_decode_with_kv_cache``.
+
+Read from the released sources (every signature: ``_snapshots/decode.*.json``; the
+shared return / LSE conventions: :mod:`._attention`):
+
+* ``__init__``: ``jit_args`` 0.2.0.post2, ``backend`` 0.2.9 (values: ``trtllm-gen`` 0.2.9,
+  ``fa2`` and ``fa3`` 0.6.0 (0.2.9-0.5.x
+  take ``fa3`` and run fa2), ``cute-dsl`` 0.6.13, ``cudnn`` 0.7.4; before 0.2.9 every
+  decode runs FlashInfer's own FA2-family kernels), ``jit_kwargs`` 0.7.4.
+* ``plan``: ``non_blocking``'s default flipped to ``True`` in 0.2.4 (always forwarded);
+  ``block_tables`` / ``seq_lens`` 0.2.9; ``fixed_split_size`` / ``disable_split_kv``
+  0.4.0; ``o_data_type`` 0.6.0, inserted mid-list (positional calls written for 0.5.x
+  shift from ``data_type`` on: the stable ``plan`` is keyword-only after ``page_size``,
+  as FlashInfer's own from 0.6.15, whose forwarder maps deprecated positional extras in
+  0.6.0's order); ``q_len_per_req`` 0.6.13 (``> 1`` needs 0.7.0:
+  :class:`~._attention.MultiTokenDecode`); ``window_right`` 0.6.15; ``is_causal`` 0.7.0
+  (``None`` = ``q_len_per_req > 1``); ``use_token_head_sf`` 0.7.4.  From 0.6.15 the
+  public ``plan`` forwards ``**kwargs`` to ``_plan_impl``, whose signature the snapshot
+  records.
+* ``run``: ``out`` / ``lse`` 0.2.1.post2; ``enable_pdl`` 0.2.7 (hint); ``window_left``
+  0.2.9 (must equal the planned value except on trtllm-gen); ``sinks`` 0.2.10;
+  ``q_len_per_req`` 0.3.0 (default 1, ``None`` from 0.6.13: left out unless given);
+  ``skip_softmax_threshold_scale_factor`` 0.6.4; ``kv_cache_sf`` 0.6.8, called
+  ``kv_block_scales`` in 0.6.7.
+* ``single_decode_with_kv_cache``: ``return_lse`` 0.2.6.
+"""
+
+from __future__ import annotations
+
+from .._core import EntryPoint, Param
+from . import _elementwise as ew
+from ._attention import (
+    CallerBuffers,
+    MultiTokenDecode,
+    prepare,
+    validate_paged_run,
+    validate_single,
+)
+
+MODULE = "flashinfer.decode"
+CLASS = "BatchDecodeWithPagedKVCacheWrapper"
+FACADE = "fi_compat.decode"
+
+
+def _method(method: str, params: list[Param], **kw: object) -> EntryPoint:
+    return EntryPoint(
+        facade=FACADE,
+        name=f"{CLASS}.{method}",
+        module=MODULE,
+        attr=f"{CLASS}.{method}",
+        params=params,
+        receiver="self",
+        lean=True,
+        feature="attention.decode",
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+_BACKENDS: dict[object, str] = {
+    "fa2": "0.6.0",
+    "fa3": "0.6.0",  # 0.2.9-0.5.x accept it and run fa2 (0.5.3 decode.py:1031)
+    "cute-dsl": "0.6.13",
+    "cudnn": "0.7.4",
+}
+
+INIT = _method(
+    "__init__",
+    [
+        Param("float_workspace_buffer"),
+        Param("kv_layout"),
+        Param("use_cuda_graph"),
+        Param("use_tensor_cores"),
+        Param("paged_kv_indptr_buffer"),
+        Param("paged_kv_indices_buffer"),
+        Param("paged_kv_last_page_len_buffer"),
+        Param(
+            "backend",
+            value_since=_BACKENDS,
+            note="kernel family; before 0.2.9 FlashInfer's FA2-family kernels",
+            ref="0.2.9 backend (trtllm-gen); 0.6.0 fa2/fa3; 0.6.13 cute-dsl; 0.7.4 cudnn",
+        ),
+        Param("jit_args", note="custom JIT module arguments", ref="0.2.0.post2"),
+        Param("jit_kwargs", note="custom JIT module keyword arguments", ref="0.7.4"),
+    ],
+)
+
+PLAN = _method(
+    "plan",
+    [
+        Param("indptr"),
+        Param("indices"),
+        Param("last_page_len"),
+        Param("num_qo_heads"),
+        Param("num_kv_heads"),
+        Param("head_dim"),
+        Param("page_size"),
+        Param("pos_encoding_mode"),
+        Param("window_left"),
+        Param("window_right", note="right sliding-window size", ref="0.6.15"),
+        Param("logits_soft_cap"),
+        Param("q_data_type"),
+        Param("kv_data_type"),
+        Param(
+            "o_data_type",
+            note="output dtype other than q's",
+            ref="0.6.0 (inserted before data_type: positional calls shift)",
+        ),
+        Param("data_type"),
+        Param("sm_scale"),
+        Param("rope_scale"),
+        Param("rope_theta"),
+        Param(
+            "non_blocking",
+            explicit=True,
+            ref="0.2.4 flipped the default False -> True: always forwarded",
+        ),
+        Param("block_tables", note="trtllm-gen block tables", ref="0.2.9"),
+        Param("seq_lens", note="trtllm-gen sequence lengths", ref="0.2.9"),
+        Param("fixed_split_size", note="fixed split-KV chunk size", ref="0.4.0"),
+        Param("disable_split_kv", note="no split-KV scheduling", ref="0.4.0"),
+        Param("q_len_per_req", note="query tokens per request", ref="0.6.13; causal 0.7.0"),
+        Param(
+            "is_causal",
+            neutral=(False,),
+            note="causal mask for multi-token decode",
+            ref="0.7.0 (None = q_len_per_req > 1)",
+        ),
+        Param("use_token_head_sf", note="per-token-head KV scale factors", ref="0.7.4"),
+    ],
+    normalizers=(MultiTokenDecode(),),
+)
+
+RUN = _method(
+    "run",
+    [
+        Param("q"),
+        Param("paged_kv_cache"),
+        Param("q_scale"),
+        Param("k_scale"),
+        Param("v_scale"),
+        Param("out", emulation="caller_buffers", ref="0.2.1.post2"),
+        Param("lse", emulation="caller_buffers", ref="0.2.1.post2"),
+        Param("return_lse"),
+        Param("enable_pdl", hint=True, note="programmatic dependent launch", ref="0.2.7"),
+        Param("window_left", note="per-run sliding window", ref="0.2.9"),
+        Param("sinks", note="attention sinks", ref="0.2.10"),
+        Param("q_len_per_req", neutral=(1, None), ref="0.3.0; default None from 0.6.13"),
+        Param(
+            "skip_softmax_threshold_scale_factor",
+            note="skip-softmax sparsity threshold",
+            ref="0.6.4",
+        ),
+        Param(
+            "kv_cache_sf",
+            spelled=(("0.6.8", "kv_block_scales", None),),
+            note="NVFP4 KV-cache scale factors",
+            ref="0.6.7 kv_block_scales, renamed 0.6.8",
+        ),
+    ],
+    validate=validate_paged_run(f"{FACADE}.{CLASS}.run"),
+    validate_args=("q", "paged_kv_cache"),
+    prepare=prepare,
+    devices=ew.any_cuda_device,
+    emulations=(CallerBuffers(),),
+)
+
+SINGLE = EntryPoint(
+    facade=FACADE,
+    name="single_decode_with_kv_cache",
+    module=MODULE,
+    params=[
+        Param("q"),
+        Param("k"),
+        Param("v"),
+        Param("kv_layout"),
+        Param("pos_encoding_mode"),
+        Param("use_tensor_cores"),
+        Param("q_scale"),
+        Param("k_scale"),
+        Param("v_scale"),
+        Param("window_left"),
+        Param("logits_soft_cap"),
+        Param("sm_scale"),
+        Param("rope_scale"),
+        Param("rope_theta"),
+        Param("return_lse", note="also return the base-2 LSE", ref="0.2.6"),
+    ],
+    validate=validate_single(f"{FACADE}.single_decode_with_kv_cache", 2),
+    validate_args=("q", "k", "v"),
+    prepare=prepare,
+    devices=ew.any_cuda_device,
+    feature="attention.decode",
+)
+
+METHODS = {"__init__": INIT, "plan": PLAN, "run": RUN}
+SPECS = {"single_decode_with_kv_cache": SINGLE}
+ENTRIES = [*METHODS.values(), SINGLE]

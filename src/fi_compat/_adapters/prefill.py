@@ -1,0 +1,405 @@
+"""Adapter tables for ``flashinfer.prefill``: ``BatchPrefillWithPagedKVCacheWrapper``,
+``BatchPrefillWithRaggedKVCacheWrapper`` (``__init__``, ``plan``, ``run`` each) and
+``single_prefill_with_kv_cache``.
+
+Read from the released sources (every signature: ``_snapshots/prefill.*.json``; shared
+conventions: :mod:`._attention`):
+
+* ``__init__``: ``qk_indptr_buf`` renamed ``mask_indptr_buf`` and ``jit_module``
+  replaced by ``jit_args`` in 0.2.0.post2; ``jit_kwargs`` 0.2.10 (default ``{}``, ``None``
+  from 0.2.11: left out unless given); ``variant_owns_mask`` 0.7.0; paged
+  ``max_total_num_rows`` 0.7.4.  ``backend``: ``fa2`` / ``fa3`` from the start,
+  ``trtllm-gen`` 0.6.0, ``cute-dsl`` 0.6.18 (0.6.8-0.6.15 refuse ``return_lse`` there),
+  ``cute-dsl-prims`` 0.7.0, ``cudnn`` 0.7.0 (the cuDNN path returns a natural-log LSE
+  before 0.7.0 ``cudnn/prefill.py`` converts it: the same call would give another LSE).
+* ``plan``: ``allow_fp16_qk_reduction`` renamed ``use_fp16_qk_reduction`` in
+  0.2.0.post2; ``head_dim`` renamed ``head_dim_qk`` with ``head_dim_vo`` inserted after
+  ``page_size`` in 0.2.1 (positional calls written for 0.2.0.x shift: the stable order
+  is 0.7.4's); ``non_blocking``'s default flipped to ``True`` in 0.2.4 (always
+  forwarded; ragged has it from 0.2.6); ``o_data_type`` inserted before ``non_blocking``
+  in 0.6.0 (a 0.5.x positional call would put ``non_blocking`` into ``o_data_type``:
+  ``o_data_type`` takes a dtype, a string or ``None``, so that call fails with a typed
+  error naming ``fi_compat.written_for``); the multi-item scoring pointers 0.2.6; the
+  trtllm-gen lengths 0.2.9 / 0.2.11.post2 (paged) and 0.6.2 (ragged);
+  ``fixed_split_size`` / ``disable_split_kv`` 0.4.0; ``uniform_q_len`` 0.7.2.post1;
+  ragged ``qo_indptr_cpu`` / ``kv_indptr_cpu`` and ``use_token_head_sf`` 0.7.4.
+* ``run``: ``out`` / ``lse`` 0.2.1.post2; ``enable_pdl`` 0.2.7 (hint); paged ``q_scale``
+  / ``k_scale`` / ``v_scale`` 0.2.9, ``window_left`` 0.2.9, ``sinks`` 0.2.10; ragged
+  scales 0.6.0 (read by the cutlass backend and NVFP4 KV only); ``kv_cache_sf`` 0.6.10;
+  ``lse_base`` / ``lse_layout`` 0.7.1 (emulated before: :class:`LseForm`, 0.7.4's own
+  arithmetic); paged ``skip_softmax_threshold_scale_factor`` 0.6.4 and
+  ``use_fp16_softmax`` / ``uses_spcompress`` 0.6.18; paged ``kv_cache_sf`` 0.6.8.
+* ``single_prefill_with_kv_cache``: ``scale_q`` / ``scale_k`` / ``scale_v`` / ``o_dtype``
+  inserted after ``v`` and ``backend`` / ``return_lse`` reordered in 0.2.6;
+  ``kv_cache_sf`` / ``k_scale`` / ``v_scale`` 0.6.10.
+"""
+
+from __future__ import annotations
+
+from .._core import Emulation, EntryPoint, Param
+from ..registry import at_least
+from . import _elementwise as ew
+from ._attention import (
+    CallerBuffers,
+    NoneMeans,
+    prepare,
+    validate_paged_run,
+    validate_ragged_run,
+    validate_single,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, cast
+
+    from .._core import Adapter
+    from ..registry import Placement
+else:
+
+    def cast(_t: object, v: object) -> object:  # typing.cast without importing typing
+        return v
+
+
+MODULE = "flashinfer.prefill"
+PAGED = "BatchPrefillWithPagedKVCacheWrapper"
+RAGGED = "BatchPrefillWithRaggedKVCacheWrapper"
+FACADE = "fi_compat.prefill"
+LN2 = 0.6931471805599453094  # flashinfer/utils.py ln2 (0.7.1+)
+
+
+class LseForm(Emulation):
+    """``lse_base="ln"`` / ``lse_layout="HN"`` before 0.7.1: the kernels' base-2
+    ``[tokens, heads]`` LSE finished as 0.7.4's ``prefill._finish_lse`` does (``mul_(ln2)``
+    in place; ``"HN"``: one transpose into a contiguous ``[heads, tokens]`` tensor, the
+    caller's ``lse`` buffer if given), so results are bit-identical."""
+
+    name = "lse_form"
+    params = ("lse_base", "lse_layout")
+    boundaries = ("0.7.1",)
+
+    def may_apply(self, p: Placement) -> bool:
+        return not at_least(p, "0.7.1")
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        pl = adapter.placement
+        return (
+            pl is not None
+            and not at_least(pl, "0.7.1")
+            and (kw["lse_base"] != "log2" or kw["lse_layout"] != "NH")
+        )
+
+    def describe(self, p: Placement) -> str | None:
+        return None if at_least(p, "0.7.1") else "`lse_base` / `lse_layout` emulated"
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        if kw["return_lse"] is not True:
+            return None  # no LSE is returned: nothing to finish (as 0.7.4)
+        hn_out = None
+        if kw["lse_layout"] == "HN":
+            hn_out, kw["lse"] = kw["lse"], None  # the release writes [tokens, heads]
+        return kw["lse_base"], kw["lse_layout"], hn_out
+
+    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
+        if state is None:
+            return result
+        base, layout, hn_out = cast("tuple[str, str, Any]", state)
+        out, lse = result
+        if layout == "NH":
+            if base == "ln":
+                lse.mul_(LN2)
+            return out, lse
+        import torch
+
+        src = lse.t()
+        if hn_out is None:
+            hn_out = torch.empty(src.shape, dtype=lse.dtype, device=lse.device)
+        if base == "ln":
+            torch.mul(src, LN2, out=hn_out)
+        else:
+            hn_out.copy_(src)
+        return out, hn_out
+
+
+def _method(cls: str, method: str, params: list[Param], **kw: Any) -> EntryPoint:
+    return EntryPoint(
+        facade=FACADE,
+        name=f"{cls}.{method}",
+        module=MODULE,
+        attr=f"{cls}.{method}",
+        params=params,
+        receiver="self",
+        lean=True,
+        feature="attention.prefill",
+        **kw,
+    )
+
+
+_BACKEND: dict[object, str] = {
+    "trtllm-gen": "0.6.0",
+    "cute-dsl": "0.6.18",
+    "cute-dsl-prims": "0.7.0",
+    "cudnn": "0.7.0",
+}
+_BACKEND_REF = (
+    "fa2/fa3 0.2.0; trtllm-gen 0.6.0; cute-dsl 0.6.18; cudnn 0.7.0 (natural-log LSE "
+    "before: 0.7.0 cudnn/prefill.py)"
+)
+
+
+def _init(cls: str, buffers: list[str], extra: list[Param]) -> EntryPoint:
+    return _method(
+        cls,
+        "__init__",
+        [
+            Param("float_workspace_buffer"),
+            Param("kv_layout"),
+            Param("use_cuda_graph"),
+            *(Param(b) for b in buffers),
+            Param("custom_mask_buf"),
+            Param("mask_indptr_buf", spelled=(("0.2.0.post2", "qk_indptr_buf", None),)),
+            Param("backend", value_since=_BACKEND, ref=_BACKEND_REF),
+            Param("jit_args", note="custom JIT module arguments", ref="0.2.0.post2"),
+            Param("jit_kwargs", note="custom JIT keyword arguments", ref="0.2.10"),
+            Param("variant_owns_mask", note="custom variant owns the mask", ref="0.7.0"),
+            *extra,
+        ],
+        normalizers=(NoneMeans("jit_kwargs", {}, "0.2.10", "0.2.11"),),
+    )
+
+
+def _common_plan_head(paged: bool) -> list[Param]:
+    head = [Param("qo_indptr")]
+    if paged:
+        head += [
+            Param("paged_kv_indptr"),
+            Param("paged_kv_indices"),
+            Param("paged_kv_last_page_len"),
+        ]
+    else:
+        head += [Param("kv_indptr")]
+    head += [
+        Param("num_qo_heads"),
+        Param("num_kv_heads"),
+        Param("head_dim_qk", spelled=(("0.2.1", "head_dim", None),), ref="0.2.1 rename"),
+    ]
+    if paged:
+        head.append(Param("page_size"))
+    head += [
+        Param("head_dim_vo", note="value head size other than head_dim_qk", ref="0.2.1"),
+        Param("custom_mask"),
+        Param("packed_custom_mask"),
+        Param("causal"),
+        Param("pos_encoding_mode"),
+        Param(
+            "use_fp16_qk_reduction",
+            spelled=(("0.2.0.post2", "allow_fp16_qk_reduction", None),),
+            ref="0.2.0.post2 rename",
+        ),
+    ]
+    return head
+
+
+def _dtypes() -> list[Param]:
+    return [
+        Param("q_data_type"),
+        Param("kv_data_type"),
+        Param("o_data_type", note="output dtype other than q's", ref="0.6.0 (inserted)"),
+        Param(
+            "non_blocking",
+            explicit=True,
+            hint=True,  # host-to-device copy overlap only; ragged lacks it before 0.2.6
+            ref="0.2.4 flipped the default False -> True: always forwarded",
+        ),
+    ]
+
+
+def _items() -> list[Param]:
+    ref = "0.2.6 multi-item scoring"
+    return [
+        Param("prefix_len_ptr", note="multi-item scoring", ref=ref),
+        Param("token_pos_in_items_ptr", note="multi-item scoring", ref=ref),
+        Param("token_pos_in_items_len", note="multi-item scoring", ref=ref),
+        Param("max_item_len_ptr", note="multi-item scoring", ref=ref),
+    ]
+
+
+def _split() -> list[Param]:
+    return [
+        Param("fixed_split_size", note="fixed split-KV chunk size", ref="0.4.0"),
+        Param("disable_split_kv", note="no split-KV scheduling", ref="0.4.0"),
+    ]
+
+
+def _trtllm(names: tuple[str, ...], ref: str) -> list[Param]:
+    return [Param(n, note="trtllm-gen scheduling input", ref=ref) for n in names]
+
+
+def _tail() -> list[Param]:
+    return [
+        Param("uniform_q_len", note="every request has this many query tokens", ref="0.7.2.post1"),
+        Param("use_token_head_sf", note="per-token-head KV scale factors", ref="0.7.4"),
+    ]
+
+
+def _run_common(scales: list[str]) -> list[Param]:
+    return [
+        *(
+            Param(s, note="quantisation scale", ref="paged q_scale 0.2.9; ragged 0.6.0")
+            for s in scales
+        ),
+        Param("out", emulation="caller_buffers", ref="0.2.1.post2"),
+        Param("lse", emulation="caller_buffers", ref="0.2.1.post2"),
+        Param("return_lse"),
+        Param("lse_base", emulation="lse_form", ref="0.7.1"),
+        Param("lse_layout", emulation="lse_form", ref="0.7.1"),
+        Param("enable_pdl", hint=True, note="programmatic dependent launch", ref="0.2.7"),
+    ]
+
+
+PAGED_METHODS = {
+    "__init__": _init(
+        PAGED,
+        [
+            "qo_indptr_buf",
+            "paged_kv_indptr_buf",
+            "paged_kv_indices_buf",
+            "paged_kv_last_page_len_buf",
+        ],
+        [Param("max_total_num_rows", note="row budget for CUDA-graph plans", ref="0.7.4")],
+    ),
+    "plan": _method(
+        PAGED,
+        "plan",
+        [
+            *_common_plan_head(paged=True),
+            Param("sm_scale"),
+            Param("window_left"),
+            Param("logits_soft_cap"),
+            Param("rope_scale"),
+            Param("rope_theta"),
+            *_dtypes(),
+            *_items(),
+            *_trtllm(("seq_lens",), "0.2.9"),
+            *_trtllm(("seq_lens_q",), "0.2.11.post2"),
+            *_trtllm(("block_tables",), "0.2.9"),
+            *_trtllm(("max_token_per_sequence", "max_sequence_kv"), "0.2.11.post2"),
+            *_split(),
+            *_tail(),
+        ],
+    ),
+    "run": _method(
+        PAGED,
+        "run",
+        [
+            Param("q"),
+            Param("paged_kv_cache"),
+            *_run_common(["q_scale", "k_scale", "v_scale"]),
+            Param("window_left", note="per-run sliding window", ref="0.2.9"),
+            Param("sinks", note="attention sinks", ref="0.2.10"),
+            Param("kv_cache_sf", note="NVFP4 KV-cache scale factors", ref="0.6.8"),
+            Param(
+                "skip_softmax_threshold_scale_factor",
+                note="skip-softmax sparsity threshold",
+                ref="0.6.4",
+            ),
+            Param("use_fp16_softmax", note="fp16 softmax accumulation", ref="0.6.18"),
+            Param("uses_spcompress", note="sparse-compressed KV", ref="0.6.18"),
+        ],
+        validate=validate_paged_run(f"{FACADE}.{PAGED}.run"),
+        validate_args=("q", "paged_kv_cache"),
+        prepare=prepare,
+        devices=ew.any_cuda_device,
+        emulations=(CallerBuffers(), LseForm()),
+    ),
+}
+
+RAGGED_METHODS = {
+    "__init__": _init(RAGGED, ["qo_indptr_buf", "kv_indptr_buf"], []),
+    "plan": _method(
+        RAGGED,
+        "plan",
+        [
+            *_common_plan_head(paged=False),
+            Param("window_left"),
+            Param("logits_soft_cap"),
+            Param("sm_scale"),
+            Param("rope_scale"),
+            Param("rope_theta"),
+            *_dtypes(),
+            *_items(),
+            *_split(),
+            *_trtllm(
+                (
+                    "seq_lens",
+                    "seq_lens_q",
+                    "max_token_per_sequence",
+                    "max_sequence_kv",
+                    "v_indptr",
+                    "o_indptr",
+                ),
+                "0.6.2",
+            ),
+            *_trtllm(("qo_indptr_cpu", "kv_indptr_cpu"), "0.7.4 host copies of the indptrs"),
+            *_tail(),
+        ],
+    ),
+    "run": _method(
+        RAGGED,
+        "run",
+        [
+            Param("q"),
+            Param("k"),
+            Param("v"),
+            *_run_common(["q_scale", "k_scale", "v_scale", "o_scale"]),
+            Param("kv_cache_sf", note="NVFP4 KV-cache scale factors", ref="0.6.10"),
+        ],
+        validate=validate_ragged_run(f"{FACADE}.{RAGGED}.run"),
+        validate_args=("q", "k", "v"),
+        prepare=prepare,
+        devices=ew.any_cuda_device,
+        emulations=(CallerBuffers(), LseForm()),
+    ),
+}
+
+SINGLE = EntryPoint(
+    facade=FACADE,
+    name="single_prefill_with_kv_cache",
+    module=MODULE,
+    params=[
+        Param("q"),
+        Param("k"),
+        Param("v"),
+        Param("scale_q", note="fp8 scale of q", ref="0.2.6 (inserted after v)"),
+        Param("scale_k", note="fp8 scale of k", ref="0.2.6"),
+        Param("scale_v", note="fp8 scale of v", ref="0.2.6"),
+        Param("o_dtype", note="output dtype", ref="0.2.6"),
+        Param("custom_mask"),
+        Param("packed_custom_mask"),
+        Param("causal"),
+        Param("kv_layout"),
+        Param("pos_encoding_mode"),
+        Param(
+            "use_fp16_qk_reduction",
+            spelled=(("0.2.0.post2", "allow_fp16_qk_reduction", None),),
+            ref="0.2.0.post2 rename",
+        ),
+        Param("sm_scale"),
+        Param("window_left"),
+        Param("logits_soft_cap"),
+        Param("rope_scale"),
+        Param("rope_theta"),
+        Param("backend", value_since=_BACKEND, ref=_BACKEND_REF),
+        Param("return_lse"),
+        Param("kv_cache_sf", note="NVFP4 KV-cache scale factors", ref="0.6.10"),
+        Param("k_scale", note="NVFP4 / fp8 k scale", ref="0.6.10"),
+        Param("v_scale", note="NVFP4 / fp8 v scale", ref="0.6.10"),
+    ],
+    validate=validate_single(f"{FACADE}.single_prefill_with_kv_cache", 3),
+    validate_args=("q", "k", "v"),
+    prepare=prepare,
+    devices=ew.any_cuda_device,
+    feature="attention.prefill",
+)
+
+SPECS = {"single_prefill_with_kv_cache": SINGLE}
+ENTRIES = [*PAGED_METHODS.values(), *RAGGED_METHODS.values(), SINGLE]

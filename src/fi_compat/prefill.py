@@ -1,0 +1,324 @@
+"""Stable facade of ``flashinfer.prefill``: the paged-KV and ragged-KV batch prefill
+wrappers and single prefill, one frozen signature per method over every release
+0.2.0.post1-0.7.4.
+
+The wrapper classes are subclasses of the installed FlashInfer classes, built when the
+name is first accessed (that imports FlashInfer; importing this module does not), as in
+:mod:`fi_compat.decode`.  ``plan`` keeps FlashInfer's positional-or-keyword parameters
+in 0.7.4's order; where an older release's positional order differs (``head_dim`` /
+``head_dim_vo`` in 0.2.1, ``o_data_type`` inserted before ``non_blocking`` in 0.6.0) a
+positional call written for it either binds through ``fi_compat.written_for(release)``
+or fails on the stable kind check (``o_data_type`` takes a dtype, a string or
+``None``).  ``run`` returns ``out``, or ``(out, lse)`` with ``return_lse=True``: float32,
+base 2, ``[tokens, heads]`` by default; ``lse_base="ln"`` and ``lse_layout="HN"`` give
+0.7.4's forms on every release.  ``begin_forward`` is ``plan``; ``end_forward`` does
+nothing on every release; ``forward`` is FlashInfer's own.
+"""
+
+from __future__ import annotations
+
+from ._adapters import _attention
+from ._adapters.prefill import MODULE, PAGED, PAGED_METHODS, RAGGED, RAGGED_METHODS, SPECS
+from ._core import lazy_facades
+from ._core.classes import WrapperClass, lazy_classes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    import torch
+    from torch import Tensor
+
+__all__ = [
+    "BatchPrefillWithPagedKVCacheWrapper",
+    "BatchPrefillWithRaggedKVCacheWrapper",
+    "single_prefill_with_kv_cache",
+]
+
+
+def _paged_init(
+    self: Any,
+    float_workspace_buffer: Tensor,
+    kv_layout: Literal["NHD", "HND"] = "NHD",
+    use_cuda_graph: bool = False,
+    qo_indptr_buf: Tensor | None = None,
+    paged_kv_indptr_buf: Tensor | None = None,
+    paged_kv_indices_buf: Tensor | None = None,
+    paged_kv_last_page_len_buf: Tensor | None = None,
+    custom_mask_buf: Tensor | None = None,
+    mask_indptr_buf: Tensor | None = None,
+    backend: str = "auto",
+    jit_args: list[Any] | None = None,
+    jit_kwargs: dict[str, Any] | None = None,
+    variant_owns_mask: bool = False,
+    max_total_num_rows: int | None = None,
+    **kwargs: Any,
+) -> None:
+    """Create a paged-KV prefill wrapper (FlashInfer's ``__init__``).
+
+    ``use_cuda_graph=True`` with ``qo_indptr_buf`` and the three ``paged_kv_*_buf``
+    tensors preallocated makes ``run`` capturable, on every release.
+
+    {release_notes}
+    """
+
+
+def _paged_plan(
+    self: Any,
+    qo_indptr: Tensor,
+    paged_kv_indptr: Tensor,
+    paged_kv_indices: Tensor,
+    paged_kv_last_page_len: Tensor,
+    num_qo_heads: int,
+    num_kv_heads: int,
+    head_dim_qk: int,
+    page_size: int,
+    head_dim_vo: int | None = None,
+    custom_mask: Tensor | None = None,
+    packed_custom_mask: Tensor | None = None,
+    causal: bool = False,
+    pos_encoding_mode: Literal["NONE", "ROPE_LLAMA", "ALIBI"] = "NONE",
+    use_fp16_qk_reduction: bool = False,
+    sm_scale: float | None = None,
+    window_left: int = -1,
+    logits_soft_cap: float | None = None,
+    rope_scale: float | None = None,
+    rope_theta: float | None = None,
+    q_data_type: str | torch.dtype = "float16",
+    kv_data_type: str | torch.dtype | None = None,
+    o_data_type: str | torch.dtype | None = None,
+    non_blocking: bool = True,
+    prefix_len_ptr: Tensor | None = None,
+    token_pos_in_items_ptr: Tensor | None = None,
+    token_pos_in_items_len: int = 0,
+    max_item_len_ptr: Tensor | None = None,
+    seq_lens: Tensor | None = None,
+    seq_lens_q: Tensor | None = None,
+    block_tables: Tensor | None = None,
+    max_token_per_sequence: int | None = None,
+    max_sequence_kv: int | None = None,
+    fixed_split_size: int | None = None,
+    disable_split_kv: bool = False,
+    uniform_q_len: int | None = None,
+    use_token_head_sf: bool = False,
+    **kwargs: Any,
+) -> None:
+    """Plan a paged-KV prefill batch (not capturable in a CUDA graph).
+
+    {positional}
+
+    {release_notes}
+    """
+
+
+def _paged_run(
+    self: Any,
+    q: Tensor,
+    paged_kv_cache: Tensor | tuple[Tensor, Tensor],
+    *,
+    q_scale: float | Tensor | None = None,
+    k_scale: float | Tensor | None = None,
+    v_scale: float | Tensor | None = None,
+    out: Tensor | None = None,
+    lse: Tensor | None = None,
+    return_lse: bool = False,
+    lse_base: Literal["log2", "ln"] = "log2",
+    lse_layout: Literal["NH", "HN"] = "NH",
+    enable_pdl: bool | None = None,
+    window_left: int | None = None,
+    sinks: Tensor | None = None,
+    kv_cache_sf: Tensor | tuple[Tensor, Tensor] | None = None,
+    skip_softmax_threshold_scale_factor: float | None = None,
+    use_fp16_softmax: bool | None = None,
+    uses_spcompress: bool | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Prefill attention of ``q`` ``[tokens, num_qo_heads, head_dim_qk]`` over the
+    planned pages.  Returns ``out``, or ``(out, lse)`` with ``return_lse=True``.
+
+    {release_notes}
+    """
+
+
+def _ragged_init(
+    self: Any,
+    float_workspace_buffer: Tensor,
+    kv_layout: Literal["NHD", "HND"] = "NHD",
+    use_cuda_graph: bool = False,
+    qo_indptr_buf: Tensor | None = None,
+    kv_indptr_buf: Tensor | None = None,
+    custom_mask_buf: Tensor | None = None,
+    mask_indptr_buf: Tensor | None = None,
+    backend: str = "auto",
+    jit_args: list[Any] | None = None,
+    jit_kwargs: dict[str, Any] | None = None,
+    variant_owns_mask: bool = False,
+    **kwargs: Any,
+) -> None:
+    """Create a ragged-KV prefill wrapper (FlashInfer's ``__init__``).
+
+    {release_notes}
+    """
+
+
+def _ragged_plan(
+    self: Any,
+    qo_indptr: Tensor,
+    kv_indptr: Tensor,
+    num_qo_heads: int,
+    num_kv_heads: int,
+    head_dim_qk: int,
+    head_dim_vo: int | None = None,
+    custom_mask: Tensor | None = None,
+    packed_custom_mask: Tensor | None = None,
+    causal: bool = False,
+    pos_encoding_mode: Literal["NONE", "ROPE_LLAMA", "ALIBI"] = "NONE",
+    use_fp16_qk_reduction: bool = False,
+    window_left: int = -1,
+    logits_soft_cap: float | None = None,
+    sm_scale: float | None = None,
+    rope_scale: float | None = None,
+    rope_theta: float | None = None,
+    q_data_type: str | torch.dtype = "float16",
+    kv_data_type: str | torch.dtype | None = None,
+    o_data_type: str | torch.dtype | None = None,
+    non_blocking: bool = True,
+    prefix_len_ptr: Tensor | None = None,
+    token_pos_in_items_ptr: Tensor | None = None,
+    token_pos_in_items_len: int = 0,
+    max_item_len_ptr: Tensor | None = None,
+    fixed_split_size: int | None = None,
+    disable_split_kv: bool = False,
+    seq_lens: Tensor | None = None,
+    seq_lens_q: Tensor | None = None,
+    max_token_per_sequence: int | None = None,
+    max_sequence_kv: int | None = None,
+    v_indptr: Tensor | None = None,
+    o_indptr: Tensor | None = None,
+    qo_indptr_cpu: Tensor | None = None,
+    kv_indptr_cpu: Tensor | None = None,
+    uniform_q_len: int | None = None,
+    use_token_head_sf: bool = False,
+    **kwargs: Any,
+) -> None:
+    """Plan a ragged-KV prefill batch (not capturable in a CUDA graph).
+
+    {positional}
+
+    {release_notes}
+    """
+
+
+def _ragged_run(
+    self: Any,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    *,
+    q_scale: float | Tensor | None = None,
+    k_scale: float | Tensor | None = None,
+    v_scale: float | Tensor | None = None,
+    o_scale: float | None = None,
+    out: Tensor | None = None,
+    lse: Tensor | None = None,
+    return_lse: bool = False,
+    lse_base: Literal["log2", "ln"] = "log2",
+    lse_layout: Literal["NH", "HN"] = "NH",
+    enable_pdl: bool | None = None,
+    kv_cache_sf: Tensor | tuple[Tensor, Tensor] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Prefill attention of ``q`` over ragged ``k`` / ``v`` ``[tokens, heads, dim]``.
+    Returns ``out``, or ``(out, lse)`` with ``return_lse=True``.  The scales are read by
+    the cutlass backend and NVFP4 KV only (FlashInfer's fa2 / fa3 ignore them).
+
+    {release_notes}
+    """
+
+
+def _single_prefill_with_kv_cache(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    scale_q: Tensor | None = None,
+    scale_k: Tensor | None = None,
+    scale_v: Tensor | None = None,
+    o_dtype: torch.dtype | None = None,
+    custom_mask: Tensor | None = None,
+    packed_custom_mask: Tensor | None = None,
+    causal: bool = False,
+    kv_layout: Literal["NHD", "HND"] = "NHD",
+    pos_encoding_mode: Literal["NONE", "ROPE_LLAMA", "ALIBI"] = "NONE",
+    use_fp16_qk_reduction: bool = False,
+    sm_scale: float | None = None,
+    window_left: int = -1,
+    logits_soft_cap: float | None = None,
+    rope_scale: float | None = None,
+    rope_theta: float | None = None,
+    backend: str = "auto",
+    return_lse: bool = False,
+    kv_cache_sf: tuple[Tensor, Tensor] | None = None,
+    k_scale: float | Tensor | None = None,
+    v_scale: float | Tensor | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Prefill attention of one request: ``q`` ``[qo_len, num_qo_heads, head_dim]`` over
+    ``k`` / ``v`` ``[kv_len, num_kv_heads, head_dim]`` (NHD).  Returns ``out``, or
+    ``(out, lse)`` with ``return_lse=True``.
+
+    {positional}
+
+    {release_notes}
+    """
+
+
+lazy_facades(
+    globals(),
+    {
+        "single_prefill_with_kv_cache": (
+            _single_prefill_with_kv_cache,
+            SPECS["single_prefill_with_kv_cache"],
+        )
+    },
+)
+
+
+def _wrapper(name: str, methods: dict[str, Any], stubs: tuple[Any, Any, Any]) -> WrapperClass:
+    names = ("__init__", "plan", "run")
+    return WrapperClass(
+        facade=__name__,
+        name=name,
+        module=MODULE,
+        methods={m: (s, methods[m]) for m, s in zip(names, stubs, strict=True)},
+        aliases={"begin_forward": "plan"},
+        extra={
+            "end_forward": _attention.end_forward,
+            "run_return_lse": _attention.run_return_lse,
+        },
+    )
+
+
+CLASSES = {
+    PAGED: _wrapper(PAGED, PAGED_METHODS, (_paged_init, _paged_plan, _paged_run)),
+    RAGGED: _wrapper(RAGGED, RAGGED_METHODS, (_ragged_init, _ragged_plan, _ragged_run)),
+}
+lazy_classes(globals(), CLASSES)
+
+if TYPE_CHECKING:
+    single_prefill_with_kv_cache = _single_prefill_with_kv_cache
+
+    class BatchPrefillWithPagedKVCacheWrapper:
+        __init__ = _paged_init
+        plan = _paged_plan
+        begin_forward = _paged_plan
+        run = _paged_run
+
+        def end_forward(self) -> None: ...
+
+    class BatchPrefillWithRaggedKVCacheWrapper:
+        __init__ = _ragged_init
+        plan = _ragged_plan
+        begin_forward = _ragged_plan
+        run = _ragged_run
+
+        def end_forward(self) -> None: ...

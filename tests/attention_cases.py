@@ -1,0 +1,213 @@
+"""Shared cases of the attention suites (``fi_compat.decode`` / ``fi_compat.prefill``):
+each method or function built for one release with its innermost FlashInfer call
+replaced by a spy bound to a real signature (the release's snapshot read from its wheel
+or sdist, or ``inspect.signature`` of the installed method in the live contract).
+
+For ``run`` the spy returns what the kernel returns: ``out`` ``[tokens, heads,
+head_dim_vo]`` in q's dtype, and with ``return_lse`` an ``lse`` ``[tokens, heads]``
+float32 whose values are ``0, 1, 2, ...`` (so the LSE emulations can be checked exactly),
+finished as 0.7.1+ finish it where the release has ``lse_base`` / ``lse_layout``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import torch
+
+from fi_compat import decode, prefill, snapshots
+from fi_compat._adapters import decode as dec_tables
+from fi_compat._adapters import prefill as pre_tables
+from fi_compat._core import EntryPoint
+from fi_compat.detection import Distribution
+from spy import BindSpy, snapshot_signature
+
+DEC, PAGED, RAGGED = dec_tables.CLASS, pre_tables.PAGED, pre_tables.RAGGED
+
+# key -> (entry, stub)
+ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
+    f"{DEC}.__init__": (dec_tables.METHODS["__init__"], decode._init),
+    f"{DEC}.plan": (dec_tables.METHODS["plan"], decode._plan),
+    f"{DEC}.run": (dec_tables.METHODS["run"], decode._run),
+    "single_decode_with_kv_cache": (dec_tables.SINGLE, decode._single_decode_with_kv_cache),
+    f"{PAGED}.__init__": (pre_tables.PAGED_METHODS["__init__"], prefill._paged_init),
+    f"{PAGED}.plan": (pre_tables.PAGED_METHODS["plan"], prefill._paged_plan),
+    f"{PAGED}.run": (pre_tables.PAGED_METHODS["run"], prefill._paged_run),
+    f"{RAGGED}.__init__": (pre_tables.RAGGED_METHODS["__init__"], prefill._ragged_init),
+    f"{RAGGED}.plan": (pre_tables.RAGGED_METHODS["plan"], prefill._ragged_plan),
+    f"{RAGGED}.run": (pre_tables.RAGGED_METHODS["run"], prefill._ragged_run),
+    "single_prefill_with_kv_cache": (pre_tables.SINGLE, prefill._single_prefill_with_kv_cache),
+}
+
+
+def releases(key: str) -> list[str]:
+    return [r for r, v in snapshots.load(ENTRIES[key][0])["releases"].items() if v is not None]
+
+
+CELLS = [(k, r) for k in ENTRIES for r in releases(k)]
+
+
+class Receiver:
+    """Stands in for the wrapper instance (the spy records it)."""
+
+
+class AttnSpy(BindSpy):
+    """A method or function spy: binds ``(self, **kw)`` for methods (the receiver is the
+    only positional argument fi_compat passes) or ``(**kw)`` for functions."""
+
+    def __init__(self, signature: inspect.Signature, method: bool) -> None:
+        super().__init__(signature)
+        self.method = method
+        self.receivers: list[Any] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.method:
+            assert len(args) == 1, "the receiver only, everything else by keyword"
+            self.receivers.append(args[0])
+            params = list(self.signature.parameters.values())[1:]
+            saved, self.signature = self.signature, self.signature.replace(parameters=params)
+            try:
+                return super().__call__(**kwargs)
+            finally:
+                self.signature = saved
+        return super().__call__(*args, **kwargs)
+
+    def result(self, a: dict[str, Any]) -> Any:
+        if "q" not in a:
+            return None  # __init__ / plan
+        q = a["q"]
+        v = a.get("v")
+        if v is None:
+            kv = a["paged_kv_cache"]
+            v = kv[1] if isinstance(kv, tuple) else kv
+        d = v.shape[-1]
+        shape = (*q.shape[:-1], d)
+        out = a.get("out")
+        out = out.zero_() if out is not None else torch.zeros(shape, dtype=q.dtype)
+        given = a.get("lse")
+        if not a.get("return_lse") and given is None:
+            return out
+        rows = q.shape[0] if q.dim() == 3 else 1
+        heads = q.shape[-2]
+        lse = torch.arange(rows * heads, dtype=torch.float32).reshape(rows, heads)
+        if q.dim() == 2:
+            lse = lse[0]
+        if a.get("lse_layout", "NH") == "HN":  # 0.7.1+: the release finishes it itself
+            lse = lse.t().contiguous()
+        if a.get("lse_base", "log2") == "ln":
+            lse = lse * 0.6931471805599453094
+        if given is not None:  # written also without return_lse (0.2.3 decode.py)
+            given.copy_(lse)
+            lse = given
+        return (out, lse) if a.get("return_lse") else out
+
+
+def facade(key: str, release: str, signature: Any = None) -> tuple[Any, AttnSpy]:
+    """The facade function of ``key`` built for ``release`` over a fresh spy."""
+    entry, stub = ENTRIES[key]
+    sig = signature or snapshot_signature(release, entry)
+    a = entry.select(Distribution("flashinfer-python", release, "<test>", ""))
+    f = a.build(stub)
+    spy = AttnSpy(sig, entry.receiver is not None)
+    a._set_target(spy)
+    return f, spy
+
+
+def _t(*shape: int, dtype: torch.dtype = torch.bfloat16, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).to(dtype)
+
+
+def _i(*vals: int) -> torch.Tensor:
+    return torch.tensor(vals, dtype=torch.int32)
+
+
+def args(key: str) -> dict[str, Any]:
+    """Keyword arguments of a typical call, every value distinct (so a swapped binding
+    shows); only parameters every release of the entry has."""
+    bf = torch.bfloat16
+    if key.endswith("__init__"):
+        return {
+            "float_workspace_buffer": torch.empty(64, dtype=torch.uint8),
+            "kv_layout": "HND",
+            "use_cuda_graph": False,
+        }
+    if key == f"{DEC}.plan":
+        return {
+            "indptr": _i(0, 2, 3),
+            "indices": _i(0, 1, 2),
+            "last_page_len": _i(3, 4),
+            "num_qo_heads": 8,
+            "num_kv_heads": 2,
+            "head_dim": 64,
+            "page_size": 16,
+            "window_left": 100,
+            "logits_soft_cap": 30.0,
+            "q_data_type": bf,
+            "kv_data_type": bf,
+            "sm_scale": 0.125,
+            "rope_scale": 2.0,
+            "rope_theta": 5e5,
+        }
+    if key in (f"{DEC}.run", f"{PAGED}.run"):
+        q = _t(2, 8, 64) if key.startswith(DEC) else _t(5, 8, 64)
+        return {"q": q, "paged_kv_cache": _t(4, 2, 16, 2, 64, seed=1), "return_lse": True}
+    if key == f"{PAGED}.plan":
+        return {
+            "qo_indptr": _i(0, 3, 5),
+            "paged_kv_indptr": _i(0, 2, 3),
+            "paged_kv_indices": _i(0, 1, 2),
+            "paged_kv_last_page_len": _i(3, 4),
+            "num_qo_heads": 8,
+            "num_kv_heads": 2,
+            "head_dim_qk": 64,
+            "page_size": 16,
+            "causal": True,
+            "sm_scale": 0.125,
+            "window_left": 100,
+            "logits_soft_cap": 30.0,
+            "q_data_type": bf,
+            "kv_data_type": bf,
+        }
+    if key == f"{RAGGED}.plan":
+        return {
+            "qo_indptr": _i(0, 3, 5),
+            "kv_indptr": _i(0, 4, 9),
+            "num_qo_heads": 8,
+            "num_kv_heads": 2,
+            "head_dim_qk": 64,
+            "causal": True,
+            "sm_scale": 0.125,
+            "window_left": 100,
+            "logits_soft_cap": 30.0,
+            "q_data_type": bf,
+            "kv_data_type": bf,
+        }
+    if key == f"{RAGGED}.run":
+        return {"q": _t(5, 8, 64), "k": _t(9, 2, 64, seed=1), "v": _t(9, 2, 64, seed=2)}
+    if key == "single_decode_with_kv_cache":
+        return {
+            "q": _t(8, 64),
+            "k": _t(10, 2, 64, seed=1),
+            "v": _t(10, 2, 64, seed=2),
+            "kv_layout": "NHD",
+            "sm_scale": 0.125,
+            "logits_soft_cap": 30.0,
+        }
+    assert key == "single_prefill_with_kv_cache", key
+    return {
+        "q": _t(5, 8, 64),
+        "k": _t(9, 2, 64, seed=1),
+        "v": _t(9, 2, 64, seed=2),
+        "causal": True,
+        "sm_scale": 0.125,
+        "logits_soft_cap": 30.0,
+    }
+
+
+def same(a: Any, b: Any) -> bool:
+    """The value fi_compat forwarded is the caller's: tensors by identity."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return a is b
+    return type(a) is type(b) and a == b
