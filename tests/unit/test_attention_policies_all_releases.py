@@ -233,3 +233,24 @@ def test_caller_buffers_are_written_on_every_release(release: str) -> None:
     assert isinstance(o, torch.Tensor) and float(lse[1, 0]) == 8.0
     if not at_least(place(release), "0.2.1.post2"):
         assert "out" not in spy.last and "lse" not in spy.last
+
+
+@pytest.mark.parametrize("release", ["0.2.0.post1", "0.5.3", "0.6.15", "0.7.4"])
+def test_bad_input_gives_the_same_typed_error_before_any_call(release: str) -> None:
+    run, spy = facade(f"{DEC}.run", release)
+    kw = args(f"{DEC}.run")
+    with pytest.raises(errors.InvalidArgumentError, match="q must be 3-D"):
+        run(Receiver(), kw["q"][0], kw["paged_kv_cache"])
+    with pytest.raises(errors.InvalidArgumentError, match="paged_kv_cache"):
+        run(Receiver(), kw["q"], kw["paged_kv_cache"][0, 0])
+    with pytest.raises(errors.InvalidArgumentError, match="return_lse"):
+        run(Receiver(), kw["q"], kw["paged_kv_cache"], return_lse="yes")
+    with pytest.raises(errors.InvalidArgumentError, match="sinks"):
+        run(Receiver(), kw["q"], kw["paged_kv_cache"], sinks=3)
+    plan, spy2 = facade(f"{DEC}.plan", release)
+    pk = args(f"{DEC}.plan") | {"num_qo_heads": None}
+    with pytest.raises(errors.MissingArgumentError, match="num_qo_heads"):
+        plan(Receiver(), **pk)
+    with pytest.raises(errors.InvalidArgumentError, match="pos_encoding_mode='ROPE'"):
+        plan(Receiver(), **args(f"{DEC}.plan"), pos_encoding_mode="ROPE")
+    assert spy.calls == [] and spy2.calls == []

@@ -197,7 +197,8 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         and n not in adapter.native_dtypes
         and (t := _kind_test(n, e.params[n].kind, ns))
     ]
-    tail_checked = [t for n in tail if (t := _kind_test(n, e.params[n].kind, ns))]
+    tail_kinds = {n: t for n in tail if (t := _kind_test(n, e.params[n].kind, ns))}
+    tail_checked = list(tail_kinds.values())
 
     def lines(validated: bool) -> list[str]:
         if adapter.problem is not None:
@@ -245,7 +246,8 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         tiers: list[tuple[list[str], list[str], list[str]]] = [(guarded + tail, fwd0, [])]
         if tail:
             fwd1 = [n for n in adapter.present if n not in omit]
-            tiers.append((guarded, fwd1, tail_checked if validated else []))
+            # lean: the kinds of the omittable parameters are checked where one is given
+            tiers.append((guarded, fwd1, tail_checked if validated and not e.lean else []))
         for tier, (names, fwd, extra) in enumerate(tiers):
             value = {n: f"{'_t_' if n in adapter.enums else ''}{n}" for n in fwd}
             call_args = ", ".join(f"{adapter.spelling[n]}={value[n]}" for n in fwd)
@@ -270,6 +272,9 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
                 for n in fwd:
                     if n in tail:
                         body.append(f"{pad}if {n} is not _d_{n}:")
+                        if validated and n in tail_kinds:
+                            body.append(f"{pad}    if not {tail_kinds[n]}:")
+                            body.append(f"{pad}        {general_kept}")
                         body.append(f"{pad}    _c[{adapter.spelling[n]!r}] = {value[n]}")
                 invoke = finish(f"_fn({lead}**_c)")
             body.append(f"{pad}return {invoke}")
