@@ -16,7 +16,8 @@ from typing import Any
 
 import torch
 
-from fi_compat import decode, prefill, snapshots
+from fi_compat import cascade, decode, prefill, snapshots
+from fi_compat._adapters import cascade as cas_tables
 from fi_compat._adapters import decode as dec_tables
 from fi_compat._adapters import prefill as pre_tables
 from fi_compat._core import EntryPoint
@@ -24,6 +25,7 @@ from fi_compat.detection import Distribution
 from spy import BindSpy, snapshot_signature
 
 DEC, PAGED, RAGGED = dec_tables.CLASS, pre_tables.PAGED, pre_tables.RAGGED
+CAS = cas_tables.CLASS
 
 # key -> (entry, stub)
 ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
@@ -38,6 +40,15 @@ ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
     f"{RAGGED}.plan": (pre_tables.RAGGED_METHODS["plan"], prefill._ragged_plan),
     f"{RAGGED}.run": (pre_tables.RAGGED_METHODS["run"], prefill._ragged_run),
     "single_prefill_with_kv_cache": (pre_tables.SINGLE, prefill._single_prefill_with_kv_cache),
+    "merge_state": (cas_tables.SPECS["merge_state"], cascade._merge_state),
+    "merge_state_in_place": (
+        cas_tables.SPECS["merge_state_in_place"],
+        cascade._merge_state_in_place,
+    ),
+    "merge_states": (cas_tables.SPECS["merge_states"], cascade._merge_states),
+    f"{CAS}.__init__": (cas_tables.METHODS["__init__"], cascade._init),
+    f"{CAS}.plan": (cas_tables.METHODS["plan"], cascade._plan),
+    f"{CAS}.run": (cas_tables.METHODS["run"], cascade._run),
 }
 
 
@@ -127,6 +138,34 @@ def args(key: str) -> dict[str, Any]:
     """Keyword arguments of a typical call, every value distinct (so a swapped binding
     shows); only parameters every release of the entry has."""
     bf = torch.bfloat16
+    if key == f"{CAS}.__init__":
+        return {"num_levels": 2, "float_workspace_buffer": torch.empty(64, dtype=torch.uint8)}
+    if key == f"{CAS}.plan":
+        return {
+            "qo_indptr_arr": [_i(0, 5), _i(0, 3, 5)],
+            "paged_kv_indptr_arr": [_i(0, 2), _i(0, 1, 2)],
+            "paged_kv_indices_arr": [_i(0, 1), _i(2, 3)],
+            "paged_kv_last_page_len": [_i(16), _i(4, 9)],
+            "num_qo_heads": 8,
+            "num_kv_heads": 2,
+            "head_dim": 64,
+            "page_size": 16,
+            "causal": True,
+            "sm_scale": 0.125,
+            "q_data_type": bf,
+        }
+    if key == f"{CAS}.run":
+        return {"q": _t(5, 8, 64), "paged_kv_cache": _t(4, 2, 16, 2, 64, seed=1)}
+    if key in ("merge_state", "merge_state_in_place"):
+        names = (
+            ("v_a", "s_a", "v_b", "s_b")
+            if key == "merge_state"
+            else ("v", "s", "v_other", "s_other")
+        )
+        vals = (_t(5, 8, 64), _t(5, 8, dtype=torch.float32), _t(5, 8, 64, seed=1))
+        return dict(zip(names, (*vals, _t(5, 8, dtype=torch.float32, seed=1)), strict=True))
+    if key == "merge_states":
+        return {"v": _t(5, 3, 8, 64), "s": _t(5, 3, 8, dtype=torch.float32)}
     if key.endswith("__init__"):
         return {
             "float_workspace_buffer": torch.empty(64, dtype=torch.uint8),
@@ -210,4 +249,10 @@ def same(a: Any, b: Any) -> bool:
     """The value fi_compat forwarded is the caller's: tensors by identity."""
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         return a is b
+    if type(a) in (list, tuple):
+        return a is b or (
+            type(a) is type(b)
+            and len(a) == len(b)
+            and all(same(x, y) for x, y in zip(a, b, strict=True))
+        )
     return type(a) is type(b) and a == b

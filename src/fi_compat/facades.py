@@ -25,6 +25,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "gemm": ("flashinfer", "fi_compat._adapters.gemm"),
     "decode": ("flashinfer.decode", "fi_compat._adapters.decode"),
     "prefill": ("flashinfer.prefill", "fi_compat._adapters.prefill"),
+    "cascade": ("flashinfer.cascade", "fi_compat._adapters.cascade"),
 }
 
 

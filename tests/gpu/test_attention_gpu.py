@@ -293,3 +293,31 @@ def test_cuda_graph_decode_replays_after_a_new_plan() -> None:
         errs.append(_err(out, want))
     _report("decode-cuda-graph", err_out_plan1=errs[0], err_out_plan2=errs[1])
     assert max(errs) < 2e-2
+
+
+def test_merged_states_of_two_kv_parts_equal_attention_over_all() -> None:
+    """``fi_compat.cascade``: attention over two KV parts, merged by the three merges,
+    against the reference over the whole KV (single prefill's base-2 LSE as ``s``)."""
+    from fi_compat import cascade
+
+    g = torch.Generator(device=DEV).manual_seed(7)
+    q = torch.randn(9, HQ, D, generator=g, device=DEV).to(BF)
+    k = torch.randn(60, HKV, D, generator=g, device=DEV).to(BF)
+    v = torch.randn(60, HKV, D, generator=g, device=DEV).to(BF)
+    parts = [
+        prefill.single_prefill_with_kv_cache(q, k[a:b], v[a:b], sm_scale=SCALE, return_lse=True)
+        for a, b in ((0, 25), (25, 60))
+    ]
+    (oa, la), (ob, lb) = parts
+    want_o, want_l = _ref(q, k, v, causal=False)
+    (mo, ml), first = _timed("merge", lambda: cascade.merge_state(oa, la, ob, lb))
+    so, sl = cascade.merge_states(torch.stack([oa, ob], 1), torch.stack([la, lb], 1))
+    io, il = oa.clone(), la.clone()
+    cascade.merge_state_in_place(io, il, ob, lb)
+    errs = {
+        "merge_state": (_err(mo, want_o), _err(ml, want_l)),
+        "merge_states": (_err(so, want_o), _err(sl, want_l)),
+        "merge_state_in_place": (_err(io, want_o), _err(il, want_l)),
+    }
+    _report("cascade-merges", first_call_s=first, **{k: list(v) for k, v in errs.items()})
+    assert all(eo < 2e-2 and el < LSE_TOL for eo, el in errs.values()), errs

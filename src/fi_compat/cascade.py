@@ -1,0 +1,152 @@
+"""Stable facade of ``flashinfer.cascade``: merging attention states and the multi-level
+cascade wrapper, one frozen signature each over every release 0.2.0.post1-0.7.4.
+
+``merge_state`` / ``merge_state_in_place`` / ``merge_states`` take ``(v, s)`` pairs where
+``s`` is the base-2 LSE the attention ``run(..., return_lse=True)`` returns (float32,
+``v``'s shape without the head dimension).  ``MultiLevelCascadeAttentionWrapper`` is a
+subclass of the installed FlashInfer class, built on first access of the name, as in
+:mod:`fi_compat.decode`; ``begin_forward`` is ``plan`` and ``forward`` is ``run``.
+"""
+
+from __future__ import annotations
+
+from ._adapters.cascade import CLASS, METHODS, MODULE, SPECS
+from ._core import lazy_facades
+from ._core.classes import WrapperClass, lazy_classes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    import torch
+    from torch import Tensor
+
+__all__ = [
+    "MultiLevelCascadeAttentionWrapper",
+    "merge_state",
+    "merge_state_in_place",
+    "merge_states",
+]
+
+
+def _merge_state(v_a: Tensor, s_a: Tensor, v_b: Tensor, s_b: Tensor, **kwargs: Any) -> Any:
+    """Merge two attention states: ``(v, s)`` of ``v_a`` over one KV part and ``v_b`` over
+    another, ``v`` ``[seq, heads, dim]``, ``s`` float32 ``[seq, heads]`` (base 2).
+    Returns ``(v_merged, s_merged)``.
+
+    {release_notes}
+    """
+
+
+def _merge_state_in_place(
+    v: Tensor,
+    s: Tensor,
+    v_other: Tensor,
+    s_other: Tensor,
+    mask: Tensor | None = None,
+    **kwargs: Any,
+) -> None:
+    """Merge ``(v_other, s_other)`` into ``(v, s)`` in place (rows where ``mask`` is set,
+    all rows without it).
+
+    {release_notes}
+    """
+
+
+def _merge_states(v: Tensor, s: Tensor, **kwargs: Any) -> Any:
+    """Merge ``num_states`` states: ``v`` ``[seq, num_states, heads, dim]``, ``s`` float32
+    ``[seq, num_states, heads]``.  Returns ``(v_merged, s_merged)``.
+
+    {release_notes}
+    """
+
+
+def _init(
+    self: Any,
+    num_levels: int,
+    float_workspace_buffer: Tensor,
+    kv_layout: Literal["NHD", "HND"] = "NHD",
+    use_cuda_graph: bool = False,
+    qo_indptr_buf_arr: list[Tensor] | None = None,
+    paged_kv_indptr_buf_arr: list[Tensor] | None = None,
+    paged_kv_indices_buf_arr: list[Tensor] | None = None,
+    paged_kv_last_page_len_buf_arr: list[Tensor] | None = None,
+    **kwargs: Any,
+) -> None:
+    """Create a ``num_levels``-level cascade wrapper (FlashInfer's ``__init__``).
+
+    {release_notes}
+    """
+
+
+def _plan(
+    self: Any,
+    qo_indptr_arr: list[Tensor],
+    paged_kv_indptr_arr: list[Tensor],
+    paged_kv_indices_arr: list[Tensor],
+    paged_kv_last_page_len: list[Tensor],
+    num_qo_heads: int,
+    num_kv_heads: int,
+    head_dim: int,
+    page_size: int,
+    causal: bool = False,
+    pos_encoding_mode: Literal["NONE", "ROPE_LLAMA", "ALIBI"] = "NONE",
+    use_fp16_qk_reduction: bool = False,
+    sm_scale: float | None = None,
+    window_left: int = -1,
+    logits_soft_cap: float | None = None,
+    rope_scale: float | None = None,
+    rope_theta: float | None = None,
+    q_data_type: str | torch.dtype = "float16",
+    kv_data_type: str | torch.dtype | None = None,
+    **kwargs: Any,
+) -> None:
+    """Plan the levels (one index array per level).
+
+    {release_notes}
+    """
+
+
+def _run(
+    self: Any, q: Tensor, paged_kv_cache: Tensor | tuple[Tensor, Tensor], **kwargs: Any
+) -> Any:
+    """Cascade attention of ``q`` ``[tokens, num_qo_heads, head_dim]``; returns ``out``.
+
+    {release_notes}
+    """
+
+
+lazy_facades(
+    globals(),
+    {
+        "merge_state": (_merge_state, SPECS["merge_state"]),
+        "merge_state_in_place": (_merge_state_in_place, SPECS["merge_state_in_place"]),
+        "merge_states": (_merge_states, SPECS["merge_states"]),
+    },
+)
+CLASSES = {
+    CLASS: WrapperClass(
+        facade=__name__,
+        name=CLASS,
+        module=MODULE,
+        methods={
+            "__init__": (_init, METHODS["__init__"]),
+            "plan": (_plan, METHODS["plan"]),
+            "run": (_run, METHODS["run"]),
+        },
+        aliases={"begin_forward": "plan", "forward": "run"},
+    )
+}
+lazy_classes(globals(), CLASSES)
+
+if TYPE_CHECKING:
+    merge_state = _merge_state
+    merge_state_in_place = _merge_state_in_place
+    merge_states = _merge_states
+
+    class MultiLevelCascadeAttentionWrapper:
+        __init__ = _init
+        plan = _plan
+        begin_forward = _plan
+        run = _run
+        forward = _run
