@@ -23,7 +23,7 @@ signature; the policy below cites the release whose code needs it):
 
 from __future__ import annotations
 
-from .._core import Emulation, Normalizer
+from .._core import Emulation, EntryPoint, Normalizer, Param
 from ..errors import InvalidArgumentError, UnsupportedParameterError
 from ..registry import at_least
 from . import _elementwise as ew
@@ -43,6 +43,32 @@ else:
 
 def _is_tensor(x: Any) -> bool:
     return hasattr(x, "get_device") and hasattr(x, "dim")
+
+
+def method(
+    facade: str, module: str, cls: str, name: str, params: list[Param], feature: str, **kw: Any
+) -> EntryPoint:
+    """The entry point of ``cls.name`` (a wrapper method: receiver ``self``, lean calls)."""
+    return EntryPoint(
+        facade=facade,
+        name=f"{cls}.{name}",
+        module=module,
+        attr=f"{cls}.{name}",
+        params=params,
+        receiver="self",
+        lean=True,
+        feature=feature,
+        **kw,
+    )
+
+
+def fp16_qk_reduction() -> Param:
+    """``use_fp16_qk_reduction``, called ``allow_fp16_qk_reduction`` before 0.2.0.post2."""
+    return Param(
+        "use_fp16_qk_reduction",
+        spelled=(("0.2.0.post2", "allow_fp16_qk_reduction", None),),
+        ref="0.2.0.post2 rename",
+    )
 
 
 _TENSOR: list[Any] = [None]  # torch.Tensor, bound by prepare() at the first call

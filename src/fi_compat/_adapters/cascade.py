@@ -14,7 +14,7 @@ from __future__ import annotations
 from .._core import EntryPoint, Param
 from ..errors import InvalidArgumentError
 from . import _elementwise as ew
-from ._attention import prepare, validate_paged_run
+from ._attention import fp16_qk_reduction, method, prepare, validate_paged_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,18 +66,8 @@ def _merge(name: str, params: list[str], v_dims: int) -> EntryPoint:
     )
 
 
-def _method(method: str, params: list[Param], **kw: Any) -> EntryPoint:
-    return EntryPoint(
-        facade=FACADE,
-        name=f"{CLASS}.{method}",
-        module=MODULE,
-        attr=f"{CLASS}.{method}",
-        params=params,
-        receiver="self",
-        lean=True,
-        feature="attention.cascade",
-        **kw,
-    )
+def _method(name: str, params: list[Param], **kw: Any) -> EntryPoint:
+    return method(FACADE, MODULE, CLASS, name, params, "attention.cascade", **kw)
 
 
 SPECS = {
@@ -115,11 +105,7 @@ METHODS = {
             Param("page_size"),
             Param("causal"),
             Param("pos_encoding_mode"),
-            Param(
-                "use_fp16_qk_reduction",
-                spelled=(("0.2.0.post2", "allow_fp16_qk_reduction", None),),
-                ref="0.2.0.post2 rename",
-            ),
+            fp16_qk_reduction(),
             Param("sm_scale"),
             Param("window_left"),
             Param("logits_soft_cap"),

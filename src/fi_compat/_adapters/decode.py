@@ -33,28 +33,23 @@ from . import _elementwise as ew
 from ._attention import (
     CallerBuffers,
     MultiTokenDecode,
+    method,
     prepare,
     validate_paged_run,
     validate_single,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MODULE = "flashinfer.decode"
 CLASS = "BatchDecodeWithPagedKVCacheWrapper"
 FACADE = "fi_compat.decode"
 
 
-def _method(method: str, params: list[Param], **kw: object) -> EntryPoint:
-    return EntryPoint(
-        facade=FACADE,
-        name=f"{CLASS}.{method}",
-        module=MODULE,
-        attr=f"{CLASS}.{method}",
-        params=params,
-        receiver="self",
-        lean=True,
-        feature="attention.decode",
-        **kw,  # type: ignore[arg-type]
-    )
+def _method(name: str, params: list[Param], **kw: Any) -> EntryPoint:
+    return method(FACADE, MODULE, CLASS, name, params, "attention.decode", **kw)
 
 
 _BACKENDS: dict[object, str] = {

@@ -42,6 +42,8 @@ from . import _elementwise as ew
 from ._attention import (
     CallerBuffers,
     NoneMeans,
+    fp16_qk_reduction,
+    method,
     prepare,
     validate_paged_run,
     validate_ragged_run,
@@ -120,18 +122,8 @@ class LseForm(Emulation):
         return out, hn_out
 
 
-def _method(cls: str, method: str, params: list[Param], **kw: Any) -> EntryPoint:
-    return EntryPoint(
-        facade=FACADE,
-        name=f"{cls}.{method}",
-        module=MODULE,
-        attr=f"{cls}.{method}",
-        params=params,
-        receiver="self",
-        lean=True,
-        feature="attention.prefill",
-        **kw,
-    )
+def _method(cls: str, name: str, params: list[Param], **kw: Any) -> EntryPoint:
+    return method(FACADE, MODULE, cls, name, params, "attention.prefill", **kw)
 
 
 _BACKEND: dict[object, str] = {
@@ -190,11 +182,7 @@ def _common_plan_head(paged: bool) -> list[Param]:
         Param("packed_custom_mask"),
         Param("causal"),
         Param("pos_encoding_mode"),
-        Param(
-            "use_fp16_qk_reduction",
-            spelled=(("0.2.0.post2", "allow_fp16_qk_reduction", None),),
-            ref="0.2.0.post2 rename",
-        ),
+        fp16_qk_reduction(),
     ]
     return head
 
@@ -378,11 +366,7 @@ SINGLE = EntryPoint(
         Param("causal"),
         Param("kv_layout"),
         Param("pos_encoding_mode"),
-        Param(
-            "use_fp16_qk_reduction",
-            spelled=(("0.2.0.post2", "allow_fp16_qk_reduction", None),),
-            ref="0.2.0.post2 rename",
-        ),
+        fp16_qk_reduction(),
         Param("sm_scale"),
         Param("window_left"),
         Param("logits_soft_cap"),

@@ -9,6 +9,7 @@
 * :mod:`.codegen` -- the generated fast path (registered with :mod:`linecache`);
 * :mod:`.enumtrans` -- stable enum members to each release's values;
 * :mod:`.facade` -- building facades (eager or lazy), the validation switch, ``explain``;
+* :mod:`.classes` -- wrapper classes: the stable subclass of a FlashInfer class, built lazily;
 * :mod:`.written` -- ``written_for(release)``: calls bound as an older release binds them.
 
 The core knows no FlashInfer module and no entry point by name, and never imports the

@@ -76,10 +76,6 @@ class WrapperClass:
         self._cls: type | None = None
         self._lock = _thread.allocate_lock()
 
-    @property
-    def entries(self) -> list[EntryPoint]:
-        return [e for _, e in self.methods.values()]
-
     def functions(self) -> dict[str, Any]:
         """The generated methods (no FlashInfer import), built once."""
         if self._functions is None:
