@@ -33,6 +33,7 @@ ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
     f"{DEC}.plan": (dec_tables.METHODS["plan"], decode._plan),
     f"{DEC}.run": (dec_tables.METHODS["run"], decode._run),
     "single_decode_with_kv_cache": (dec_tables.SINGLE, decode._single_decode_with_kv_cache),
+    "fast_decode_plan": (dec_tables.FAST_PLAN, decode._fast_decode_plan),
     f"{PAGED}.__init__": (pre_tables.PAGED_METHODS["__init__"], prefill._paged_init),
     f"{PAGED}.plan": (pre_tables.PAGED_METHODS["plan"], prefill._paged_plan),
     f"{PAGED}.run": (pre_tables.PAGED_METHODS["run"], prefill._paged_run),
@@ -172,7 +173,7 @@ def args(key: str) -> dict[str, Any]:
             "kv_layout": "HND",
             "use_cuda_graph": False,
         }
-    if key == f"{DEC}.plan":
+    if key in (f"{DEC}.plan", "fast_decode_plan"):
         return {
             "indptr": _i(0, 2, 3),
             "indices": _i(0, 1, 2),

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
-__all__ = ["BatchDecodeWithPagedKVCacheWrapper", "single_decode_with_kv_cache"]
+__all__ = ["BatchDecodeWithPagedKVCacheWrapper", "fast_decode_plan", "single_decode_with_kv_cache"]
 
 
 def _init(
@@ -150,13 +150,52 @@ def _single_decode_with_kv_cache(
     """
 
 
+def _fast_decode_plan(
+    self: Any,
+    indptr: Tensor,
+    indices: Tensor,
+    last_page_len: Tensor,
+    num_qo_heads: int,
+    num_kv_heads: int,
+    head_dim: int,
+    page_size: int,
+    pos_encoding_mode: Literal["NONE", "ROPE_LLAMA", "ALIBI"] = "NONE",
+    window_left: int = -1,
+    logits_soft_cap: float | None = None,
+    q_data_type: str | torch.dtype | None = None,
+    kv_data_type: str | torch.dtype | None = None,
+    data_type: str | torch.dtype | None = None,
+    sm_scale: float | None = None,
+    rope_scale: float | None = None,
+    rope_theta: float | None = None,
+    non_blocking: bool = True,
+    fixed_split_size: int | None = None,
+    disable_split_kv: bool = False,
+    q_len_per_req: int = 1,
+    global_override_indptr_cpu: Tensor | None = None,
+    **kwargs: Any,
+) -> None:
+    """Re-plan a decode wrapper (``self``: a ``BatchDecodeWithPagedKVCacheWrapper``, this
+    module's or FlashInfer's) that was planned before, cheaply: FlashInfer's
+    ``fast_decode_plan`` (engines bind it as ``functools.partial(fast_decode_plan, w)``
+    for CUDA-graph decode).  Before 0.4.0, which has none, the wrapper's full ``plan``
+    computes the same plan.  Unlike ``plan``, ``q_data_type=None`` takes ``data_type``,
+    then float16, as FlashInfer's own ``fast_decode_plan`` does.
+
+    {positional}
+
+    {release_notes}
+    """
+
+
 lazy_facades(
     globals(),
     {
         "single_decode_with_kv_cache": (
             _single_decode_with_kv_cache,
             SPECS["single_decode_with_kv_cache"],
-        )
+        ),
+        "fast_decode_plan": (_fast_decode_plan, SPECS["fast_decode_plan"]),
     },
 )
 CLASSES = {
@@ -180,6 +219,7 @@ lazy_classes(globals(), CLASSES)
 
 if TYPE_CHECKING:
     single_decode_with_kv_cache = _single_decode_with_kv_cache
+    fast_decode_plan = _fast_decode_plan
 
     class BatchDecodeWithPagedKVCacheWrapper:
         __init__ = _init

@@ -321,3 +321,22 @@ def test_merged_states_of_two_kv_parts_equal_attention_over_all() -> None:
     }
     _report("cascade-merges", first_call_s=first, **{k: list(v) for k, v in errs.items()})
     assert all(eo < 2e-2 and el < LSE_TOL for eo, el in errs.values()), errs
+
+
+def test_fast_decode_plan_replans_like_plan() -> None:
+    """``fi_compat.decode.fast_decode_plan`` after a first ``plan``: FlashInfer's own on
+    0.4.0+, the full ``plan`` before; the same result on every release."""
+    kv1 = Paged([33, 50], 16, "NHD", seed=8)
+    kv2 = Paged([70, 3], 16, "NHD", seed=9)
+    q = torch.randn(2, HQ, D, device=DEV).to(BF)
+    w = decode.BatchDecodeWithPagedKVCacheWrapper(_ws(), "NHD")
+    common = {"q_data_type": BF, "kv_data_type": BF, "sm_scale": SCALE}
+    w.plan(kv1.indptr, kv1.indices, kv1.last, HQ, HKV, D, 16, **common)
+    w.run(q, kv1.cache)
+    decode.fast_decode_plan(w, kv2.indptr, kv2.indices, kv2.last, HQ, HKV, D, 16, **common)
+    out = w.run(q, kv2.cache)
+    want = torch.cat([_ref(q[r : r + 1], kv2.k[r], kv2.v[r], False)[0] for r in range(2)])
+    e = _err(out, want)
+    native = at_least(place(RELEASE), "0.4.0")
+    _report("fast-decode-plan", err_out=e, path="native" if native else "full plan")
+    assert e < 2e-2

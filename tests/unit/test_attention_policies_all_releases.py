@@ -254,3 +254,34 @@ def test_bad_input_gives_the_same_typed_error_before_any_call(release: str) -> N
     with pytest.raises(errors.InvalidArgumentError, match="pos_encoding_mode='ROPE'"):
         plan(Receiver(), **args(f"{DEC}.plan"), pos_encoding_mode="ROPE")
     assert spy.calls == [] and spy2.calls == []
+
+
+@pytest.mark.parametrize("release", [r for r in KNOWN_RELEASES if not at_least(place(r), "0.4.0")])
+def test_fast_decode_plan_before_0_4_0_is_the_full_plan(release: str) -> None:
+    """No ``fast_decode_plan`` before 0.4.0: the wrapper's stable ``plan`` computes the
+    same plan, with ``fast_decode_plan``'s dtype defaults (``data_type`` sets q's)."""
+    from fi_compat import decode
+    from fi_compat._adapters.decode import FAST_PLAN
+
+    plan, spy = facade(f"{DEC}.plan", release)
+
+    class Wrapper:  # stands in for the stable subclass of the release's wrapper
+        _fi_compat_base = object
+
+    Wrapper.plan = plan  # type: ignore[attr-defined]
+    a = FAST_PLAN.select(Distribution("flashinfer-python", release, "<test>", ""))
+    assert a.problem == "fallback"
+    fast = a.build(decode._fast_decode_plan)
+    kw = args("fast_decode_plan")
+    del kw["q_data_type"], kw["kv_data_type"]
+    w = Wrapper()
+    fast(w, **kw, data_type=torch.bfloat16)
+    assert spy.receivers == [w]
+    assert spy.last["q_data_type"] is torch.bfloat16 and spy.last["kv_data_type"] is torch.bfloat16
+    assert spy.last["sm_scale"] == 0.125 and spy.last["window_left"] == 100
+    plan(w, **kw, data_type=torch.bfloat16)  # plan's own defaults differ: q float16
+    assert spy.last["q_data_type"] == "float16"
+    with pytest.raises(errors.UnsupportedParameterError, match=r">=0\.7\.0"):
+        fast(w, **kw, q_len_per_req=4)
+    with pytest.raises(errors.InvalidArgumentError, match="num_qo_heads"):
+        fast(w, **kw | {"num_qo_heads": "8"})

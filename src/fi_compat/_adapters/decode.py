@@ -24,6 +24,9 @@ shared return / LSE conventions: :mod:`._attention`):
   ``skip_softmax_threshold_scale_factor`` 0.6.4; ``kv_cache_sf`` 0.6.8, called
   ``kv_block_scales`` in 0.6.7.
 * ``single_decode_with_kv_cache``: ``return_lse`` 0.2.6.
+* ``fast_decode_plan(wrapper, ...)`` (0.4.0; ``q_len_per_req`` inserted before
+  ``global_override_indptr_cpu`` in 0.6.16): before 0.4.0 the wrapper's full ``plan``
+  (:func:`plan_in_full`), with ``fast_decode_plan``'s dtype defaults.
 """
 
 from __future__ import annotations
@@ -188,6 +191,97 @@ SINGLE = EntryPoint(
     feature="attention.decode",
 )
 
+
+def plan_in_full(
+    self: Any,
+    indptr: Any,
+    indices: Any,
+    last_page_len: Any,
+    num_qo_heads: int,
+    num_kv_heads: int,
+    head_dim: int,
+    page_size: int,
+    pos_encoding_mode: str,
+    window_left: int,
+    logits_soft_cap: float | None,
+    q_data_type: Any,
+    kv_data_type: Any,
+    data_type: Any,
+    sm_scale: float | None,
+    rope_scale: float | None,
+    rope_theta: float | None,
+    non_blocking: bool,
+    fixed_split_size: int | None,
+    disable_split_kv: bool,
+    q_len_per_req: int,
+    global_override_indptr_cpu: Any,
+    **extra: Any,
+) -> None:
+    """``fast_decode_plan`` before 0.4.0: the wrapper's full (stable) ``plan`` with the
+    same arguments, which computes the same plan.  ``fast_decode_plan``'s own dtype
+    defaults are kept (0.4.1 ``decode.py``: ``data_type`` sets q's dtype, then float16),
+    which differ from ``plan``'s (q float16 unless given); ``global_override_indptr_cpu``
+    only spares the host copy of ``indptr`` that ``plan`` makes."""
+    if q_data_type is None:
+        q_data_type = data_type if data_type is not None else "float16"
+    if kv_data_type is None:
+        kv_data_type = data_type if data_type is not None else q_data_type
+    cls = type(self)
+    if "_fi_compat_base" in dir(cls):  # the stable subclass (or a user's subclass of it)
+        plan = cls.plan
+    else:  # FlashInfer's own wrapper: the stable plan function takes it as well
+        from ..decode import CLASSES
+
+        plan = CLASSES[CLASS].functions()["plan"]
+    plan(
+        self, indptr, indices, last_page_len, num_qo_heads, num_kv_heads, head_dim, page_size,
+        pos_encoding_mode=pos_encoding_mode, window_left=window_left,
+        logits_soft_cap=logits_soft_cap, q_data_type=q_data_type, kv_data_type=kv_data_type,
+        sm_scale=sm_scale, rope_scale=rope_scale, rope_theta=rope_theta,
+        non_blocking=non_blocking, fixed_split_size=fixed_split_size,
+        disable_split_kv=disable_split_kv, q_len_per_req=q_len_per_req, **extra,
+    )  # fmt: skip
+
+
+_FAST_PLAN_PARAMS = [
+    "indptr",
+    "indices",
+    "last_page_len",
+    "num_qo_heads",
+    "num_kv_heads",
+    "head_dim",
+    "page_size",
+    "pos_encoding_mode",
+    "window_left",
+    "logits_soft_cap",
+    "q_data_type",
+    "kv_data_type",
+    "data_type",
+    "sm_scale",
+    "rope_scale",
+    "rope_theta",
+    "non_blocking",
+    "fixed_split_size",
+    "disable_split_kv",
+]
+
+FAST_PLAN = EntryPoint(
+    facade=FACADE,
+    name="fast_decode_plan",
+    module=MODULE,
+    params=[
+        *(Param(n) for n in _FAST_PLAN_PARAMS),
+        Param("q_len_per_req", note="query tokens per request", ref="0.6.16; causal 0.7.0"),
+        Param("global_override_indptr_cpu", note="host copy of indptr"),
+    ],
+    receiver="self",
+    lean=True,
+    normalizers=(MultiTokenDecode(),),
+    fallback=plan_in_full,
+    feature="attention.decode",
+    matrix_note="before 0.4.0: the wrapper's full plan (fi_compat)",
+)
+
 METHODS = {"__init__": INIT, "plan": PLAN, "run": RUN}
-SPECS = {"single_decode_with_kv_cache": SINGLE}
-ENTRIES = [*METHODS.values(), SINGLE]
+SPECS = {"single_decode_with_kv_cache": SINGLE, "fast_decode_plan": FAST_PLAN}
+ENTRIES = [*METHODS.values(), SINGLE, FAST_PLAN]

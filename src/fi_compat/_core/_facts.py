@@ -1762,6 +1762,7 @@ POSITIONAL_FROM: dict[str, str | None] = {
     "decode.BatchDecodeWithPagedKVCacheWrapper.__init__": "0.2.9",
     "decode.BatchDecodeWithPagedKVCacheWrapper.plan": "0.6.15",
     "decode.BatchDecodeWithPagedKVCacheWrapper.run": "0.2.0.post2",
+    "decode.fast_decode_plan": "0.6.16",
     "decode.single_decode_with_kv_cache": "0.2.0.post1",
     "flashinfer.block_scale_interleave": "0.5.0",
     "flashinfer.bmm_fp8": "0.2.0.post1",

@@ -470,6 +470,8 @@ class Adapter:
         """The general path: :meth:`translate`, the call, the emulations' post-steps."""
         if args:
             raise self.too_many_positional(args)
+        if self.problem == "fallback":  # the release predates the entry point
+            return self.call_fallback(kw, extra, receiver)
         if self._target is None:
             self.resolve()  # the enum tables and the imported-release check come with it
         hooks = [(rf, [kw[n] for n in args]) for args, rf in self.results]  # as passed
@@ -484,6 +486,18 @@ class Adapter:
         for rf, vals in hooks:
             result = rf(result, *vals)
         return result
+
+    def call_fallback(self, kw: dict[str, Any], extra: dict[str, Any], receiver: Any) -> Any:
+        """The entry point's exact emulation on a release that predates it (its stable
+        arguments checked as on every release)."""
+        if not self._prepared:
+            self.prepare()
+        self.check_kinds(kw)
+        fallback = self.entry.fallback
+        assert fallback is not None
+        if receiver is NO_RECEIVER:
+            return fallback(**kw, **extra)
+        return fallback(receiver, **kw, **extra)
 
     def too_many_positional(self, args: tuple[Any, ...]) -> errors.PositionalMismatchError:
         e = self.entry

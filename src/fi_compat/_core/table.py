@@ -444,6 +444,7 @@ class EntryPoint:
         debug: Callable[[Adapter, dict[str, Any]], None] | None = None,
         floor: str | None = None,
         lean: bool = False,
+        fallback: Callable[..., Any] | None = None,
     ) -> None:
         self.facade = facade
         self.name = name
@@ -475,6 +476,9 @@ class EntryPoint:
         # lean: the fast path leaves every optional parameter at its default out of the
         # call (each release's default equals the stable one; the snapshot suite checks)
         self.lean = lean
+        # fallback(receiver?, **stable kwargs): an exact emulation of the whole entry
+        # point on known releases before ``since`` (``fast_decode_plan`` as a full plan)
+        self.fallback = fallback
         self.varargs = False  # the stub has *args (see bind_stub)
         for p in params:
             if p.emulation is not None and p.emulation not in self.emulations:
@@ -601,8 +605,11 @@ class EntryPoint:
         if fi is None:
             return Adapter(self, None, None, problem="not-installed")
         pl = place(fi.version)
-        if pl.kind in ("older", "invalid") or pl.pos < 2 * KNOWN_RELEASES.index(self.since):
+        if pl.kind in ("older", "invalid"):
             return Adapter(self, fi, pl, problem="below-floor")
+        if pl.pos < 2 * KNOWN_RELEASES.index(self.since):
+            problem = "fallback" if self.fallback is not None else "below-floor"
+            return Adapter(self, fi, pl, problem=problem)
         rng = next(g for g in self.generations() if g.contains(pl))
         return Adapter(self, fi, pl, rng)
 

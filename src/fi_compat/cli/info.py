@@ -123,6 +123,13 @@ def _entry_status(entry: EntryPoint, adapter: Adapter, code: str) -> dict[str, A
             "optional_dependency": None,
             "detail": "pip install flashinfer-python",
         }
+    if adapter.problem == "fallback":
+        return {
+            "status": "emulated",
+            "optional_dependency": None,
+            "detail": f"{entry.qualname} exists from flashinfer-python {entry.since}; "
+            f"fi_compat emulates it here",
+        }
     if adapter.problem == "below-floor" or code in ("below-floor", "invalid-version"):
         return {
             "status": "unsupported release",
