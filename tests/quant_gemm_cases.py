@@ -37,6 +37,9 @@ class KernelSpy(BindSpy):
 
     def result(self, a: dict[str, Any]) -> Any:
         n = self.name
+        if n == "block_scale_interleave":
+            y = a["unswizzled_sf"] + 1  # a stand-in for the swizzle
+            return y if a.get("out") is None else a["out"].copy_(y)  # 0.7.2.post1+ out=
         if n == "e2m1_and_ufp8sf_scale_to_float":
             x = a["e2m1_tensor"]
             return torch.zeros(x.shape[0], x.shape[1] * 2)
@@ -73,6 +76,8 @@ def args(name: str) -> dict[str, Any]:
         return {"a": x}
     if name == "mxfp8_quantize":
         return {"input": x}
+    if name == "block_scale_interleave":
+        return {"unswizzled_sf": torch.arange(M * K // 16, dtype=torch.uint8).view(M, -1)}
     if name == "e2m1_and_ufp8sf_scale_to_float":
         return {
             "e2m1_tensor": torch.zeros(M, K // 2, dtype=torch.uint8),
@@ -133,11 +138,14 @@ def case_gpus_by_release(name: str, release: str, sig: Any = None) -> None:
     if e.devices is None:
         return
     _, _, a = facade(name, release, sig)
+    if e.host_tensors:  # a CPU tensor is served (host code), also without allow_cpu
+        a.check_device(-1)
     pl = place(release)
     sm90 = {
         "bmm_fp8": True,
         "mm_fp8": at_least(pl, "0.7.2.post1"),
         "mm_bf16": at_least(pl, "0.6.8"),
+        "block_scale_interleave": at_least(pl, "0.2.13"),  # 0.2.9-0.2.12: an SM100 module
     }.get(name, False)
     with assume_capability((10, 0)):
         a.check_device(0)
@@ -195,6 +203,16 @@ def case_quantisation_policies(name: str, release: str, sig: Any = None) -> None
     if name == "e2m1_and_ufp8sf_scale_to_float":
         f(**kw)
         assert torch.equal(spy.last["global_scale_tensor"], torch.ones(1))
+    if name == "block_scale_interleave":
+        x = kw["unswizzled_sf"]
+        # the release's own name for the function (0.2.9-0.2.12: nvfp4_block_scale_interleave)
+        record = snapshots.load(SPECS[name])["releases"][release]
+        assert SPECS[name].attr_on(pl) == record.get("attr", "block_scale_interleave")
+        buf = torch.empty_like(x)
+        res = f(x, out=buf)
+        assert res is buf and torch.equal(buf, x + 1)
+        assert ("out" in spy.raw_kwargs[-1]) == at_least(pl, "0.7.2.post1")  # else copied
+        assert torch.equal(f(x), x + 1) and "out" not in spy.raw_kwargs[-1]
     if "backend" in SPECS[name].params and name in QUANT:
         cute = SPECS[name].params["backend"].value_since["cute-dsl"]
         if at_least(pl, cute):
@@ -226,6 +244,11 @@ def case_bad_input_is_refused(name: str, release: str, sig: Any = None) -> None:
             bad.append(({scale: kw[scale].half()}, "float32 tensor"))
     elif name in GEMM:
         bad.append(({"a": kw["a"][0]}, "must be 2-D"))
+    elif name == "block_scale_interleave":
+        bad += [
+            ({"unswizzled_sf": kw["unswizzled_sf"].float()}, "must be a uint8 tensor"),
+            ({"unswizzled_sf": [1, 2]}, "must be a torch.Tensor"),
+        ]
     for change, msg in bad:
         with pytest.raises(errors.InvalidArgumentError, match=msg):
             f(**{**kw, **change})

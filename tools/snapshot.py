@@ -12,6 +12,8 @@ or executed.  ``--merge`` keeps the releases an existing snapshot has outside th
 ``module:qualname`` takes ``Class.method`` qualnames, and an enum class name
 (``flashinfer.fused_moe:ActivationType``) records its members and integer values;
 ``mod_a|mod_b:name`` takes the first module (in order) that has the name;
+``mod:name|old_name`` takes ``name``, else the older spelling ``old_name`` (recorded as
+``"attr"`` in that release's record; the snapshot is named after ``name``);
 ``from .x import name`` (and ``*``) re-exports are followed to the defining module.
 The result is written (never edited by hand) to
 ``src/fi_compat/_snapshots/<module>.<qualname>.json``: unique signatures once, and per
@@ -401,15 +403,22 @@ def snapshot(entry: str, since: str, until: str, cache: Path, old: dict | None =
         path = release_archive(version, cache)
         zf = Archive(path)
         try:
-            hit = None
-            for candidate in module.split("|"):  # the first module that has it
-                hit = hit or find(zf, candidate, qualname)
+            hit, attr = None, None
+            names = qualname.split("|")  # older spellings of the attribute after the first
+            for name in names:
+                for candidate in module.split("|"):  # the first module that has it
+                    hit = hit or find(zf, candidate, name)
+                if hit is not None:
+                    attr = None if name == names[0] else name
+                    break
         finally:
             zf.close()
         if hit is None:
             releases[version] = None
             continue
         defining, params, extra = hit
+        if attr is not None:  # the release's own name for it (``"attr"`` in the record)
+            extra = {"attr": attr, **extra}
         key = json.dumps(params)
         sid = by_key.get(key)
         if sid is None:
@@ -451,7 +460,8 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for entry in args.entry:
         module, _, qualname = entry.partition(":")
-        name = f"{module.split('|')[0].removeprefix('flashinfer.')}.{qualname}.json"
+        stem = f"{module.split('|')[0].removeprefix('flashinfer.')}.{qualname.split('|')[0]}"
+        name = f"{stem}.json"
         old = json.loads((out / name).read_text()) if args.merge and (out / name).exists() else None
         data = snapshot(entry, args.since, args.until, Path(args.wheels).expanduser(), old)
         (out / name).write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")

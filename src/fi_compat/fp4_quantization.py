@@ -12,17 +12,21 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .quantization import (
         SfLayout,
+        block_scale_interleave,
         e2m1_and_ufp8sf_scale_to_float,
         fp4_quantize,
         mxfp4_quantize,
+        nvfp4_block_scale_interleave,
         nvfp4_quantize,
     )
 
 __all__ = [
     "SfLayout",
+    "block_scale_interleave",
     "e2m1_and_ufp8sf_scale_to_float",
     "fp4_quantize",
     "mxfp4_quantize",
+    "nvfp4_block_scale_interleave",
     "nvfp4_quantize",
 ]
 

@@ -1,15 +1,17 @@
 """Stable facade of FlashInfer's block-scale quantisation: NVFP4 / MXFP4 / MXFP8
-quantisation and the FP4 dequantisation helper, one frozen signature each (0.7.4's),
-over every release that has the function (``fp4_quantize`` 0.2.6, ``nvfp4_quantize`` and
-``e2m1_and_ufp8sf_scale_to_float`` 0.2.9, ``mxfp8_quantize`` 0.2.10, ``mxfp4_quantize``
-0.2.13).  ``fi_compat.fp4_quantization`` / ``fi_compat.fp8_quantization`` re-export them
-under FlashInfer's module names.
+quantisation, the FP4 dequantisation helper and the block-scale swizzle, one frozen
+signature each (0.7.4's), over every release that has the function (``fp4_quantize``
+0.2.6; ``nvfp4_quantize``, ``e2m1_and_ufp8sf_scale_to_float`` and
+``block_scale_interleave`` 0.2.9; ``mxfp8_quantize`` 0.2.10; ``mxfp4_quantize`` 0.2.13).
+``block_scale_interleave`` was called ``nvfp4_block_scale_interleave`` until 0.2.12; both
+names are exported here, as FlashInfer 0.2.13+ does.  ``fi_compat.fp4_quantization`` /
+``fi_compat.fp8_quantization`` re-export them under FlashInfer's module names.
 
-The quantisation kernels run on SM100 and newer only: fi_compat refuses older GPUs
-before the launch on every release (on SM90 most releases return uninitialised memory
-without an error).  ``backend="auto"`` is ``"cuda"`` wherever the release has a
-backend choice; ``is_global_scale_inversed=True`` works on every release (the
-reciprocal is passed where the release lacks the flag or ignores it).
+The quantisation kernels (not the swizzle) run on SM100 and newer only: fi_compat
+refuses older GPUs before the launch on every release (on SM90 most releases return
+uninitialised memory without an error).  ``backend="auto"`` is ``"cuda"`` wherever the
+release has a backend choice; ``is_global_scale_inversed=True`` works on every release
+(the reciprocal is passed where the release lacks the flag or ignores it).
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SfLayout",
+    "block_scale_interleave",
     "e2m1_and_ufp8sf_scale_to_float",
     "fp4_quantize",
     "mxfp4_quantize",
     "mxfp8_quantize",
+    "nvfp4_block_scale_interleave",
     "nvfp4_quantize",
 ]
 
@@ -118,6 +122,15 @@ def _e2m1_and_ufp8sf_scale_to_float(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
+def _block_scale_interleave(
+    unswizzled_sf: Tensor, *, out: Tensor | None = None, **kwargs: Any
+) -> Tensor:
+    """Swizzle linear uint8 block scales ``[M, K/sf_vec_size]`` into the 128x4 layout the
+    FP4 GEMM / MoE kernels read (rows padded to a multiple of 128).  A CUDA tensor is
+    swizzled on its GPU, a CPU tensor on the host.  ``out``: a preallocated result."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
 lazy_facades(
     globals(),
     {
@@ -129,7 +142,9 @@ lazy_facades(
             _e2m1_and_ufp8sf_scale_to_float,
             SPECS["e2m1_and_ufp8sf_scale_to_float"],
         ),
+        "block_scale_interleave": (_block_scale_interleave, SPECS["block_scale_interleave"]),
     },
+    aliases={"nvfp4_block_scale_interleave": "block_scale_interleave"},  # 0.2.9-0.2.12 name
 )
 
 if TYPE_CHECKING:  # what the generated functions look like, for type checkers
@@ -138,3 +153,5 @@ if TYPE_CHECKING:  # what the generated functions look like, for type checkers
     mxfp4_quantize = _mxfp4_quantize
     mxfp8_quantize = _mxfp8_quantize
     e2m1_and_ufp8sf_scale_to_float = _e2m1_and_ufp8sf_scale_to_float
+    block_scale_interleave = _block_scale_interleave
+    nvfp4_block_scale_interleave = _block_scale_interleave

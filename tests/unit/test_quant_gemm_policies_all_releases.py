@@ -30,6 +30,7 @@ FIRST = {
     "mxfp4_quantize": "0.2.13",
     "mxfp8_quantize": "0.2.10",
     "e2m1_and_ufp8sf_scale_to_float": "0.2.9",
+    "block_scale_interleave": "0.2.9",  # nvfp4_block_scale_interleave until 0.2.12
     "bmm_fp8": "0.2.0.post1",
     "mm_fp8": "0.4.1",
     "mm_fp4": "0.2.9",
@@ -56,3 +57,10 @@ def test_flashinfer_module_spellings_are_the_same_objects() -> None:
     assert fp8_quantization.mxfp8_quantize is quantization.mxfp8_quantize
     with pytest.raises(AttributeError):
         fp4_quantization.nope  # noqa: B018
+
+
+def test_block_scale_interleave_under_both_names() -> None:
+    """FlashInfer's older name is the same facade (as FlashInfer 0.2.13+ aliases it)."""
+    assert quantization.nvfp4_block_scale_interleave is quantization.block_scale_interleave
+    assert fp4_quantization.nvfp4_block_scale_interleave is quantization.block_scale_interleave
+    assert "nvfp4_block_scale_interleave" in dir(quantization)

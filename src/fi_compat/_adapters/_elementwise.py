@@ -16,7 +16,7 @@ parameter the value is a hint (the result is the same, without the overlap).
 
 from __future__ import annotations
 
-from .._core import Normalizer
+from .._core import Emulation, Normalizer
 from .._device import _assumed, capability
 from ..errors import InvalidArgumentError
 from ..registry import at_least
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from .._core import Adapter
+    from .._core import Adapter, EntryPoint
 
 FP16: frozenset[Any] = frozenset()
 
@@ -136,3 +136,32 @@ def half(where: str, name: str, x: Any) -> None:
 def any_cuda_device(pl: Any, cc: tuple[int, int]) -> str | None:
     """These kernels are JIT-compiled for the GPU at hand on every release."""
     return None
+
+
+class OutputCopy(Emulation):
+    """``output=`` (``out=``) on releases without it: the result is copied into the
+    caller's buffer and that buffer is returned (same values, one device copy,
+    graph-capturable)."""
+
+    name = "output_copy"
+
+    def __init__(self, param: str) -> None:
+        self.param = param
+        self.params = (param,)
+        self.entry: EntryPoint | None = None  # set once the entry point exists
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        return kw[self.param] is not None and self.param in adapter.absent
+
+    def may_apply(self, p: Any) -> bool:
+        assert self.entry is not None
+        return not self.entry.params[self.param].present_in(p)
+
+    def describe(self, p: Any) -> str | None:
+        return f"{self.param}= emulated (result copied into it)" if self.may_apply(p) else None
+
+    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
+        out = kw[self.param]
+        final = result[0] if isinstance(result, (list, tuple)) else result
+        out.copy_(final)
+        return [out] if isinstance(result, list) else out

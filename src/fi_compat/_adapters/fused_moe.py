@@ -37,6 +37,7 @@ from .._core import Emulation, EntryPoint, Param
 from ..device import cutlass_moe_arch_problem, trtllm_moe_arch_problem
 from ..enums import ACTIVATION_TO_GATED
 from ..errors import InvalidArgumentError
+from ._elementwise import OutputCopy
 from ._moe_scales import (
     Fp4Scales,
     Fp8BlockScales,
@@ -94,35 +95,6 @@ class LegacyGatedAct(Emulation):
             )
         kw["activation_type"] = wanted
         return None
-
-
-class OutputCopy(Emulation):
-    """``output=`` (``out=``) on releases without it: the result is copied into the
-    caller's buffer and that buffer is returned (same values, one device copy,
-    graph-capturable)."""
-
-    name = "output_copy"
-
-    def __init__(self, param: str) -> None:
-        self.param = param
-        self.params = (param,)
-        self.entry: EntryPoint | None = None  # set once the entry point exists
-
-    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
-        return kw[self.param] is not None and self.param in adapter.absent
-
-    def may_apply(self, p: Any) -> bool:
-        assert self.entry is not None
-        return not self.entry.params[self.param].present_in(p)
-
-    def describe(self, p: Any) -> str | None:
-        return f"{self.param}= emulated (result copied into it)" if self.may_apply(p) else None
-
-    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
-        out = kw[self.param]
-        final = result[0] if isinstance(result, (list, tuple)) else result
-        out.copy_(final)
-        return [out] if isinstance(result, list) else out
 
 
 def _common_routing() -> list[Param]:

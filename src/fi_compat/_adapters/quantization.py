@@ -23,6 +23,12 @@ Read from the released sources (``_snapshots/flashinfer.*.json``, ``csrc/nv_inte
   (``mxfp4_quantize``, ``mxfp8_quantize``), ``"auto"`` (= ``"cuda"``) from 0.7.4.
 * ``nvfp4_quantize(sfLayout=layout_linear)`` is ignored by 0.2.9-0.6.6 unless
   ``do_shuffle`` (they return 128x4 scales): refused there, naming 0.6.7.
+* ``block_scale_interleave`` (the 128x4 swizzle of uint8 block scales, a CUDA kernel or,
+  for CPU tensors, a host loop): called ``nvfp4_block_scale_interleave`` in 0.2.9-0.2.12,
+  renamed in 0.2.13 (the old name stays an alias); 0.2.9-0.2.12 build its CUDA module
+  for SM100 only (``gen_fp4_quantization_sm100_module``), 0.2.13+ for the device's own
+  arch, so a CUDA tensor on an older GPU is refused there.  ``out=`` is 0.7.2.post1's
+  (copied into before).
 * ``e2m1_and_ufp8sf_scale_to_float`` is a host loop (it moves its inputs to the CPU and
   returns a CPU float32 tensor); ``global_scale_tensor=None`` fails in every release
   (``None.cpu()``): fi_compat passes ``1.0``, the identity of the multiplication.
@@ -36,6 +42,7 @@ from ..errors import InvalidArgumentError
 from ..registry import at_least
 from . import _elementwise as ew
 from ._backend import BackendAuto, sm100_only
+from ._elementwise import OutputCopy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -369,11 +376,60 @@ def _e2m1() -> EntryPoint:
     )
 
 
+def _validate_interleave(unswizzled_sf: Any) -> int:
+    """A uint8 tensor (every release asserts it); its CUDA index, -1 on the host."""
+    if not (hasattr(unswizzled_sf, "dtype") and unswizzled_sf.dtype is _UINT8[0]):
+        ew.tensor(_where("block_scale_interleave"), "unswizzled_sf", unswizzled_sf)
+        raise InvalidArgumentError(
+            f"{_where('block_scale_interleave')}: unswizzled_sf must be a uint8 tensor "
+            f"(e4m3 / ue8m0 scales viewed as uint8: .view(torch.uint8)), got "
+            f"{short(unswizzled_sf)}"
+        )
+    return unswizzled_sf.get_device()  # type: ignore[no-any-return]
+
+
+_UINT8: list[Any] = [None]
+
+
+def _prepare_interleave() -> None:
+    import torch
+
+    _UINT8[0] = torch.uint8
+
+
+def _interleave() -> EntryPoint:
+    copy = OutputCopy("out")
+    e = EntryPoint(
+        facade="fi_compat.quantization",
+        name="block_scale_interleave",
+        module="flashinfer",
+        attr_spelled=(("0.2.13", "nvfp4_block_scale_interleave"),),
+        params=(
+            Param("unswizzled_sf"),
+            Param("out", emulation="output_copy", note="preallocated output", ref="0.7.2.post1"),
+        ),
+        validate=_validate_interleave,
+        validate_args=("unswizzled_sf",),
+        prepare=_prepare_interleave,
+        emulations=(copy,),
+        devices=sm100_only(
+            "0.2.9-0.2.12 build the swizzle's CUDA module for SM100 only (a host tensor works)",
+            since="0.2.13",
+        ),
+        host_tensors=True,
+        feature="quantization",
+        matrix_note="a CUDA kernel or, for CPU tensors, host code",
+    )
+    copy.entry = e
+    return e
+
+
 SPECS: dict[str, EntryPoint] = {
     "fp4_quantize": _fp4(),
     "nvfp4_quantize": _nvfp4(),
     "mxfp4_quantize": _mxfp4(),
     "mxfp8_quantize": _mxfp8(),
     "e2m1_and_ufp8sf_scale_to_float": _e2m1(),
+    "block_scale_interleave": _interleave(),
 }
 ENTRIES = list(SPECS.values())

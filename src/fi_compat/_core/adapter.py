@@ -269,7 +269,7 @@ class Adapter:
         e = self.entry
         first = e.validate_args[0]
         if index < 0:
-            if _device.cpu_allowed():
+            if e.host_tensors or _device.cpu_allowed():
                 self.ns["_DEV"] = self.ns["_DEV"] | {index}
                 return
             where = str(getattr(sample, "device", "cpu or meta"))

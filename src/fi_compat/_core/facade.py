@@ -77,13 +77,16 @@ def lazy_facades(
     ns: dict[str, Any],
     table: Mapping[str, tuple[Callable[..., Any], EntryPoint]],
     docs: Mapping[str, str] | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> None:
     """Build the facade functions of module namespace ``ns`` on first access.
 
-    ``table``: {public name: (stub, entry)}.  Installs the module's ``__getattr__``
-    (PEP 562), so importing a facade module with many entry points costs only its
-    stubs; each function is generated (and its adapter chosen) when first looked up,
-    then lives in the module's globals."""
+    ``table``: {public name: (stub, entry)}; ``aliases``: {other name: public name} (the
+    same function under a FlashInfer release's older name).  Installs the module's
+    ``__getattr__`` (PEP 562), so importing a facade module with many entry points costs
+    only its stubs; each function is generated (and its adapter chosen) when first looked
+    up, then lives in the module's globals."""
+    alias = dict(aliases or {})
     lock = _thread.allocate_lock()
     for stub, entry in table.values():  # the tables know their signature from import on
         entry.bind_stub(stub)  # type: ignore[arg-type]
@@ -98,6 +101,9 @@ def lazy_facades(
     def __getattr__(name: str) -> Any:
         if name in table:
             return build(name)
+        if name in alias:
+            ns[name] = build(alias[name])
+            return ns[name]
         raise AttributeError(f"module {ns['__name__']!r} has no attribute {name!r}")
 
     def build_all() -> None:
@@ -105,7 +111,7 @@ def lazy_facades(
             build(name)
 
     ns["__getattr__"] = __getattr__
-    ns["__dir__"] = lambda: sorted({*ns, *table})
+    ns["__dir__"] = lambda: sorted({*ns, *table, *alias})
     _BUILDERS[ns["__name__"]] = build_all
 
 

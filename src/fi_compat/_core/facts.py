@@ -175,7 +175,7 @@ def _positional_all() -> dict[str, str | None]:
 
     for name in FACADES:  # binds every stub (positional order, keyword-only split)
         importlib.import_module(f"fi_compat.{name}")
-    return {key(e.module, e.attr): _positional_from(e) for e in entry_points()}
+    return {e.dotted: _positional_from(e) for e in entry_points()}
 
 
 def signature(entry: EntryPoint, release: str) -> list[list[Any]] | None:
@@ -191,7 +191,7 @@ def positional_from(entry: EntryPoint) -> str | None:
     precomputed in :mod:`._facts`, else read from the JSON snapshots."""
     from ._facts import POSITIONAL_FROM
 
-    k = key(entry.module, entry.attr)
+    k = entry.dotted  # per facade: two facades may serve one function from different floors
     return POSITIONAL_FROM[k] if k in POSITIONAL_FROM else _positional_from(entry)
 
 

@@ -100,12 +100,13 @@ def import_target(a: Adapter) -> Callable[..., Any]:
         raise import_failure(a, exc) from exc
     check_imported_release(a)
     obj: Any = mod
+    attr = e.attr_on(a.placement)
     try:
-        for part in e.attr.split("."):
+        for part in attr.split("."):
             obj = getattr(obj, part)
     except AttributeError as exc:
         raise errors.UnsupportedFlashInferVersionError(
-            f"{e.qualname} does not exist in flashinfer-python {rel}"
+            f"{e.module}.{attr} does not exist in flashinfer-python {rel}"
         ) from exc
     return obj  # type: ignore[no-any-return]
 

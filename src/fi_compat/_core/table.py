@@ -445,11 +445,16 @@ class EntryPoint:
         floor: str | None = None,
         lean: bool = False,
         fallback: Callable[..., Any] | None = None,
+        attr_spelled: tuple[tuple[str, str], ...] = (),
+        host_tensors: bool = False,
     ) -> None:
         self.facade = facade
         self.name = name
         self.module = module
         self.attr = attr or name
+        # ((first release of ``attr``, the attribute's older name), ...): releases before
+        # it define the function under the older name (the snapshot records ``"attr"``)
+        self.attr_spelled = attr_spelled
         self.matrix_note = matrix_note  # one line for the support matrix (e.g. GPUs)
         self.params = {p.name: p for p in params}
         self.order = tuple(p.name for p in params)
@@ -465,6 +470,9 @@ class EntryPoint:
         # devices(placement, capability) -> why that CUDA device cannot run it, or None;
         # with it, ``validate`` returns the CUDA index of its tensors (-1: not on CUDA)
         self.devices = devices
+        # host_tensors: the function also takes CPU tensors (a host implementation, e.g.
+        # the block-scale swizzle), so ``validate`` returning -1 is not refused
+        self.host_tensors = host_tensors
         # debug(adapter, kw): value checks that read tensor contents (host syncs), run on
         # every call in debug mode only (FI_COMPAT_DEBUG=1, fi_compat.set_debug)
         self.debug = debug
@@ -489,6 +497,15 @@ class EntryPoint:
     @property
     def qualname(self) -> str:
         return f"{self.module}.{self.attr}"
+
+    def attr_on(self, p: Placement | None) -> str:
+        """The attribute path of the function on release ``p`` (see ``attr_spelled``)."""
+        out = self.attr
+        if p is not None:
+            for since, name in reversed(self.attr_spelled):
+                if not at_least(p, since):
+                    out = name
+        return out
 
     @property
     def dotted(self) -> str:
@@ -581,7 +598,7 @@ class EntryPoint:
         """Disjoint ranges, covering ``since`` onwards, over which the adapter is constant."""
         from ..registry import KNOWN_RELEASES
 
-        cuts = {self.since}
+        cuts = {self.since, *(s for s, _ in self.attr_spelled)}
         for p in self.params.values():
             cuts.update(p.boundaries())
         for e in self.emulations.values():
