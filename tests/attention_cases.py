@@ -16,16 +16,18 @@ from typing import Any
 
 import torch
 
-from fi_compat import cascade, decode, prefill, snapshots
+from fi_compat import cascade, decode, mla, prefill, snapshots
 from fi_compat._adapters import cascade as cas_tables
 from fi_compat._adapters import decode as dec_tables
+from fi_compat._adapters import mla as mla_tables
 from fi_compat._adapters import prefill as pre_tables
 from fi_compat._core import EntryPoint
 from fi_compat.detection import Distribution
+from fi_compat.registry import at_least, place
 from spy import BindSpy, snapshot_signature
 
 DEC, PAGED, RAGGED = dec_tables.CLASS, pre_tables.PAGED, pre_tables.RAGGED
-CAS = cas_tables.CLASS
+CAS, MLA = cas_tables.CLASS, mla_tables.CLASS
 
 # key -> (entry, stub)
 ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
@@ -50,11 +52,20 @@ ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
     f"{CAS}.__init__": (cas_tables.METHODS["__init__"], cascade._init),
     f"{CAS}.plan": (cas_tables.METHODS["plan"], cascade._plan),
     f"{CAS}.run": (cas_tables.METHODS["run"], cascade._run),
+    f"{MLA}.__init__": (mla_tables.METHODS["__init__"], mla._init),
+    f"{MLA}.plan": (mla_tables.METHODS["plan"], mla._plan),
+    f"{MLA}.run": (mla_tables.METHODS["run"], mla._run),
 }
 
 
 def releases(key: str) -> list[str]:
-    return [r for r, v in snapshots.load(ENTRIES[key][0])["releases"].items() if v is not None]
+    """The releases fi_compat serves ``key`` on (from its floor)."""
+    e = ENTRIES[key][0]
+    return [
+        r
+        for r, v in snapshots.load(e)["releases"].items()
+        if v is not None and at_least(place(r), e.since)
+    ]
 
 
 CELLS = [(k, r) for k in ENTRIES for r in releases(k)]
@@ -86,10 +97,14 @@ class AttnSpy(BindSpy):
         return super().__call__(*args, **kwargs)
 
     def result(self, a: dict[str, Any]) -> Any:
-        if "q" not in a:
+        if a.get("q_nope") is not None:  # MLA run: out [tokens, heads, head_dim_ckv]
+            q, v = a["q_nope"], a["ckv_cache"]
+        elif a.get("query") is not None:  # MLA run, packed inputs (0.7.0)
+            q, v = a["query"], a["kv_cache"]
+        elif "q" not in a:
             return None  # __init__ / plan
-        q = a["q"]
-        v = a.get("v")
+        else:
+            q, v = a["q"], a.get("v")
         if v is None:
             kv = a["paged_kv_cache"]
             v = kv[1] if isinstance(kv, tuple) else kv
@@ -107,7 +122,7 @@ class AttnSpy(BindSpy):
             lse = lse[0]
         if a.get("lse_layout", "NH") == "HN":  # 0.7.1+: the release finishes it itself
             lse = lse.t().contiguous()
-        if a.get("lse_base", "log2") == "ln":
+        if a.get("lse_base", "log2") == "ln" or a.get("return_lse_base_on_e"):
             lse = lse * 0.6931471805599453094
         if given is not None:  # written also without return_lse (0.2.3 decode.py)
             given.copy_(lse)
@@ -154,6 +169,31 @@ def args(key: str) -> dict[str, Any]:
             "causal": True,
             "sm_scale": 0.125,
             "q_data_type": bf,
+        }
+    if key == f"{MLA}.__init__":
+        return {"float_workspace_buffer": torch.empty(64, dtype=torch.uint8)}
+    if key == f"{MLA}.plan":
+        return {
+            "qo_indptr": _i(0, 1, 2),
+            "kv_indptr": _i(0, 2, 3),
+            "kv_indices": _i(0, 1, 2),
+            "kv_len_arr": _i(40, 7),
+            "num_heads": 16,
+            "head_dim_ckv": 512,
+            "head_dim_kpe": 64,
+            "page_size": 32,
+            "causal": False,
+            "sm_scale": 0.0625,
+            "q_data_type": bf,
+            "kv_data_type": bf,
+        }
+    if key == f"{MLA}.run":
+        return {
+            "q_nope": _t(2, 16, 512),
+            "q_pe": _t(2, 16, 64, seed=1),
+            "ckv_cache": _t(3, 32, 512, seed=2),
+            "kpe_cache": _t(3, 32, 64, seed=3),
+            "return_lse": True,
         }
     if key == f"{CAS}.run":
         return {"q": _t(5, 8, 64), "paged_kv_cache": _t(4, 2, 16, 2, 64, seed=1)}

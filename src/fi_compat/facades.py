@@ -26,6 +26,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "decode": ("flashinfer.decode", "fi_compat._adapters.decode"),
     "prefill": ("flashinfer.prefill", "fi_compat._adapters.prefill"),
     "cascade": ("flashinfer.cascade", "fi_compat._adapters.cascade"),
+    "mla": ("flashinfer.mla", "fi_compat._adapters.mla"),
 }
 
 

@@ -99,6 +99,21 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "s": (("0.2.0.post1", None),),
         },
     ),
+    "cute_dsl.rmsnorm_fp4quant.rmsnorm_fp4quant": (
+        "0.6.0",
+        {
+            "input": (("0.6.0", None),),
+            "weight": (("0.6.0", None),),
+            "y_fp4": (("0.6.0", None),),
+            "block_scale": (("0.6.0", None),),
+            "global_scale": (("0.6.0", None),),
+            "eps": (("0.6.0", None),),
+            "block_size": (("0.6.0", None),),
+            "scale_format": (("0.6.0", None),),
+            "is_sf_swizzled_layout": (("0.6.0", None),),
+            "enable_pdl": (("0.6.8", None),),
+        },
+    ),
     "decode.BatchDecodeWithPagedKVCacheWrapper.__init__": (
         "0.2.0.post1",
         {
@@ -1786,6 +1801,9 @@ POSITIONAL_FROM: dict[str, str | None] = {
     "fi_compat.gemm.mm_bf16": "0.6.3",
     "fi_compat.gemm.mm_fp4": "0.2.9",
     "fi_compat.gemm.mm_fp8": "0.4.1",
+    "fi_compat.mla.BatchMLAPagedAttentionWrapper.__init__": "0.2.2",
+    "fi_compat.mla.BatchMLAPagedAttentionWrapper.plan": "0.2.2",
+    "fi_compat.mla.BatchMLAPagedAttentionWrapper.run": "0.2.2",
     "fi_compat.norm.fused_add_rmsnorm": "0.2.0.post1",
     "fi_compat.norm.gemma_fused_add_rmsnorm": "0.2.0.post1",
     "fi_compat.norm.gemma_rmsnorm": "0.2.0.post1",
