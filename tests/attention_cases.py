@@ -21,6 +21,7 @@ from fi_compat._adapters import cascade as cas_tables
 from fi_compat._adapters import decode as dec_tables
 from fi_compat._adapters import mla as mla_tables
 from fi_compat._adapters import prefill as pre_tables
+from fi_compat._adapters import trtllm_attention as trt_tables
 from fi_compat._core import EntryPoint
 from fi_compat.detection import Distribution
 from fi_compat.registry import at_least, place
@@ -55,7 +56,24 @@ ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
     f"{MLA}.__init__": (mla_tables.METHODS["__init__"], mla._init),
     f"{MLA}.plan": (mla_tables.METHODS["plan"], mla._plan),
     f"{MLA}.run": (mla_tables.METHODS["run"], mla._run),
+    "trtllm_batch_decode_with_kv_cache": (
+        trt_tables.DECODE,
+        decode._trtllm_batch_decode_with_kv_cache,
+    ),
+    "trtllm_batch_decode_with_kv_cache_mla": (
+        trt_tables.MLA,
+        decode._trtllm_batch_decode_with_kv_cache_mla,
+    ),
+    "trtllm_batch_context_with_kv_cache": (
+        trt_tables.CONTEXT,
+        prefill._trtllm_batch_context_with_kv_cache,
+    ),
 }
+TRTLLM = (
+    "trtllm_batch_decode_with_kv_cache",
+    "trtllm_batch_decode_with_kv_cache_mla",
+    "trtllm_batch_context_with_kv_cache",
+)
 
 
 def releases(key: str) -> list[str]:
@@ -97,6 +115,13 @@ class AttnSpy(BindSpy):
         return super().__call__(*args, **kwargs)
 
     def result(self, a: dict[str, Any]) -> Any:
+        if "query" in a and "workspace_buffer" in a:  # the TRT-LLM functions
+            q = a["query"]
+            dim = a["kv_lora_rank"] if "kv_lora_rank" in a else q.shape[-1]
+            out = torch.zeros(*q.shape[:-1], dim, dtype=q.dtype)
+            if not a.get("return_lse"):
+                return out
+            return out, torch.zeros(q.shape[:-1], dtype=torch.float32)
         if a.get("q_nope") is not None:  # MLA run: out [tokens, heads, head_dim_ckv]
             q, v = a["q_nope"], a["ckv_cache"]
         elif a.get("query") is not None:  # MLA run, packed inputs (0.7.0)
@@ -169,6 +194,45 @@ def args(key: str) -> dict[str, Any]:
             "causal": True,
             "sm_scale": 0.125,
             "q_data_type": bf,
+        }
+    u8 = torch.empty(64, dtype=torch.uint8)
+    if key == "trtllm_batch_decode_with_kv_cache":
+        return {
+            "query": _t(2, 8, 64),
+            "kv_cache": _t(4, 2, 2, 16, 64, seed=1),
+            "workspace_buffer": u8,
+            "block_tables": _i(0, 1, 2, 3).view(2, 2),
+            "seq_lens": _i(20, 9),
+            "max_seq_len": 32,
+            "bmm1_scale": 0.125,
+            "bmm2_scale": 2.0,
+        }
+    if key == "trtllm_batch_context_with_kv_cache":
+        return {
+            "query": _t(9, 8, 64),
+            "kv_cache": _t(4, 2, 2, 16, 64, seed=1),
+            "workspace_buffer": u8,
+            "block_tables": _i(0, 1, 2, 3).view(2, 2),
+            "seq_lens": _i(20, 9),
+            "max_q_len": 5,
+            "max_kv_len": 20,
+            "bmm1_scale": 0.125,
+            "bmm2_scale": 2.0,
+            "batch_size": 2,
+            "cum_seq_lens_q": _i(0, 4, 9),
+            "cum_seq_lens_kv": _i(0, 20, 29),
+        }
+    if key == "trtllm_batch_decode_with_kv_cache_mla":
+        return {
+            "query": _t(2, 1, 16, 576),
+            "kv_cache": _t(3, 1, 32, 576, seed=1),
+            "workspace_buffer": u8,
+            "qk_nope_head_dim": 128,
+            "kv_lora_rank": 512,
+            "qk_rope_head_dim": 64,
+            "block_tables": _i(0, 1, 2, 0).view(2, 2),
+            "seq_lens": _i(40, 7),
+            "max_seq_len": 64,
         }
     if key == f"{MLA}.__init__":
         return {"float_workspace_buffer": torch.empty(64, dtype=torch.uint8)}

@@ -4,7 +4,9 @@ Data only, reviewed like code.  One row per incident; every support query, the
 ``info``/``doctor`` commands and the facades' support matrix read this table (there is
 no second one).  Fields:
 
-``id``        stable identifier (used in ``FI_COMPAT_IGNORE_ISSUES``, tests, docs)
+``id``        stable identifier (used in ``FI_COMPAT_IGNORE_ISSUES``, tests, docs); a
+              confirmed ``hang`` row refuses its feature's facades on that GPU before the
+              launch unless ``FI_COMPAT_IGNORE_ISSUES`` (comma-separated ids) names it
 ``releases``  ``(first affected, first fixed)``: known releases; ``None`` = open-ended
 ``arch``      ``"10.3"`` exact capability, ``"family:12"`` every 12.x, ``"any"``
 ``feature``   dotted feature name; a query for ``"moe"`` also matches ``"moe.cutlass"``

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ._adapters import _attention
 from ._adapters.decode import CLASS, METHODS, MODULE, SPECS
+from ._adapters.trtllm_attention import DECODE_SPECS as TRTLLM
 from ._core import OMIT, lazy_facades
 from ._core.classes import WrapperClass, lazy_classes
 
@@ -28,7 +29,13 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
-__all__ = ["BatchDecodeWithPagedKVCacheWrapper", "fast_decode_plan", "single_decode_with_kv_cache"]
+__all__ = [
+    "BatchDecodeWithPagedKVCacheWrapper",
+    "fast_decode_plan",
+    "single_decode_with_kv_cache",
+    "trtllm_batch_decode_with_kv_cache",
+    "trtllm_batch_decode_with_kv_cache_mla",
+]
 
 
 def _init(
@@ -188,6 +195,106 @@ def _fast_decode_plan(
     """
 
 
+def _trtllm_batch_decode_with_kv_cache(
+    query: Tensor,
+    kv_cache: Tensor | tuple[Tensor, Tensor],
+    workspace_buffer: Tensor,
+    block_tables: Tensor,
+    seq_lens: Tensor,
+    max_seq_len: int,
+    bmm1_scale: float | Tensor = 1.0,
+    bmm2_scale: float | Tensor = 1.0,
+    window_left: int = -1,
+    out: Any = None,
+    out_dtype: torch.dtype | str | None = None,
+    o_sf_scale: float | None = None,
+    o_sf_vec_size: int | None = None,
+    sinks: Any = None,
+    *,
+    kv_layout: Literal["HND", "NHD"] = "HND",
+    enable_pdl: bool | None = None,
+    backend: Literal["auto", "trtllm-gen", "xqa", "cake"] = "auto",
+    q_len_per_req: int | None = 1,
+    o_scale: float | None = 1.0,
+    mask: Tensor | None = None,
+    max_q_len: int | None = None,
+    cum_seq_lens_q: Tensor | None = None,
+    skip_softmax_threshold_scale_factor: float | None = None,
+    kv_cache_sf: Any = None,
+    uses_shared_paged_kv_idx: bool = True,
+    lse: Tensor | None = None,
+    return_lse: bool = False,
+    bmm1_scale_log2: Tensor | None = None,
+    multi_ctas_kv_counter_buffer: Tensor | None = None,
+    enable_block_sparse_attention: bool = False,
+    cp_world: int = 1,
+    cp_rank: int = 0,
+    causal_seqlens_kv_global: Tensor | None = None,
+    bf16q_fp8kv_transform_mode: Literal["k_only", "separate_kv"] | None = None,
+    request_order: Tensor | None = None,
+    request_order_plan: Any = None,
+    sparse_top_k: int = 0,
+    length_aware_schedule: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """TRT-LLM paged decode (FlashInfer's ``trtllm_batch_decode_with_kv_cache``):
+    ``query`` ``[tokens, heads, head_dim]`` over ``kv_cache`` (one tensor or a
+    ``(k_cache, v_cache)`` pair) with ``block_tables`` ``[batch, pages]`` and
+    ``seq_lens`` ``[batch]``.  Returns ``out``, or ``(out, lse)`` with
+    ``return_lse=True`` (0.6.12+).  Positional through ``sinks``; keyword-only after
+    (0.5.0 inserted ``kv_layout`` before ``enable_pdl``).
+
+    {release_notes}
+    """
+
+
+def _trtllm_batch_decode_with_kv_cache_mla(
+    query: Tensor,
+    kv_cache: Tensor,
+    workspace_buffer: Tensor,
+    qk_nope_head_dim: int,
+    kv_lora_rank: int,
+    qk_rope_head_dim: int,
+    block_tables: Tensor,
+    seq_lens: Tensor | None,
+    max_seq_len: int,
+    *,
+    sparse_mla_top_k: int = 0,
+    out: Tensor | None = None,
+    bmm1_scale: float | Tensor = 1.0,
+    bmm2_scale: float | Tensor = 1.0,
+    sinks: Any = None,
+    skip_softmax_threshold_scale_factor: float | None = None,
+    enable_pdl: bool | None = None,
+    backend: Literal["auto", "trtllm-gen", "xqa", "cute-dsl", "sparse", "cake"] = "auto",
+    is_var_seq: bool = True,
+    uses_shared_paged_kv_idx: bool = True,
+    lse: Tensor | None = None,
+    return_lse: bool = False,
+    cute_dsl_impl: str = "auto",
+    kv_scale_format: str = "auto",
+    cum_seq_lens_q: Tensor | None = None,
+    max_q_len: int | None = None,
+    multi_ctas_kv_counter_buffer: Tensor | None = None,
+    sparse_mla_top_k_lens: Tensor | None = None,
+    enable_dcp: bool = False,
+    cp_world: int = 1,
+    cp_rank: int = 0,
+    causal_seqlens_kv_global: Tensor | None = None,
+    use_fp16_softmax: bool | None = None,
+    return_lse_base: Literal["basee", "base2"] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """TRT-LLM MLA decode (FlashInfer's ``trtllm_batch_decode_with_kv_cache_mla``):
+    ``query`` ``[batch, q_len, heads, kv_lora_rank + qk_rope_head_dim]`` over the
+    compressed ``kv_cache`` (3-D ``[pages, page_size, dim]`` or 4-D ``[pages, 1,
+    page_size, dim]``, on every release).  Positional through ``max_seq_len``;
+    keyword-only after (0.6.0 inserted ``sparse_mla_top_k`` before ``out``).
+
+    {release_notes}
+    """
+
+
 lazy_facades(
     globals(),
     {
@@ -196,6 +303,14 @@ lazy_facades(
             SPECS["single_decode_with_kv_cache"],
         ),
         "fast_decode_plan": (_fast_decode_plan, SPECS["fast_decode_plan"]),
+        "trtllm_batch_decode_with_kv_cache": (
+            _trtllm_batch_decode_with_kv_cache,
+            TRTLLM["trtllm_batch_decode_with_kv_cache"],
+        ),
+        "trtllm_batch_decode_with_kv_cache_mla": (
+            _trtllm_batch_decode_with_kv_cache_mla,
+            TRTLLM["trtllm_batch_decode_with_kv_cache_mla"],
+        ),
     },
 )
 CLASSES = {
@@ -220,6 +335,8 @@ lazy_classes(globals(), CLASSES)
 if TYPE_CHECKING:
     single_decode_with_kv_cache = _single_decode_with_kv_cache
     fast_decode_plan = _fast_decode_plan
+    trtllm_batch_decode_with_kv_cache = _trtllm_batch_decode_with_kv_cache
+    trtllm_batch_decode_with_kv_cache_mla = _trtllm_batch_decode_with_kv_cache_mla
 
     class BatchDecodeWithPagedKVCacheWrapper:
         __init__ = _init

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ._adapters import _attention
 from ._adapters.prefill import MODULE, PAGED, PAGED_METHODS, RAGGED, RAGGED_METHODS, SPECS
+from ._adapters.trtllm_attention import PREFILL_SPECS as TRTLLM
 from ._core import lazy_facades
 from ._core.classes import WrapperClass, lazy_classes
 
@@ -33,6 +34,7 @@ __all__ = [
     "BatchPrefillWithPagedKVCacheWrapper",
     "BatchPrefillWithRaggedKVCacheWrapper",
     "single_prefill_with_kv_cache",
+    "trtllm_batch_context_with_kv_cache",
 ]
 
 
@@ -272,13 +274,64 @@ def _single_prefill_with_kv_cache(
     """
 
 
+def _trtllm_batch_context_with_kv_cache(
+    query: Tensor,
+    kv_cache: Tensor | tuple[Tensor, Tensor],
+    workspace_buffer: Tensor,
+    block_tables: Tensor,
+    seq_lens: Tensor,
+    max_q_len: int,
+    max_kv_len: int,
+    bmm1_scale: float | Tensor,
+    bmm2_scale: float | Tensor,
+    batch_size: int,
+    cum_seq_lens_q: Tensor,
+    cum_seq_lens_kv: Tensor,
+    window_left: int = -1,
+    out: Any = None,
+    out_dtype: torch.dtype | str | None = None,
+    o_sf_scale: float | None = None,
+    o_sf_vec_size: int | None = None,
+    *,
+    kv_layout: Literal["HND", "NHD"] = "HND",
+    enable_pdl: bool | None = None,
+    sinks: Any = None,
+    kv_cache_sf: Any = None,
+    skip_softmax_threshold_scale_factor: float | None = None,
+    uses_shared_paged_kv_idx: bool = True,
+    causal: bool = True,
+    lse: Tensor | None = None,
+    return_lse: bool = False,
+    multi_ctas_kv_counter_buffer: Tensor | None = None,
+    use_fp16_softmax: bool | None = None,
+    uses_spcompress: bool | None = None,
+    backend: Literal["trtllm-gen", "cake"] = "trtllm-gen",
+    window_right: int = -1,
+    variable_window_token_starts: Tensor | None = None,
+    variable_window_token_ends: Tensor | None = None,
+    **kwargs: Any,
+) -> Any:
+    """TRT-LLM paged context (prefill) attention (FlashInfer's
+    ``trtllm_batch_context_with_kv_cache``): ``query`` ``[tokens, heads, head_dim]``
+    ragged by ``cum_seq_lens_q`` over the paged ``kv_cache``.  Returns ``out``, or ``(out,
+    lse)`` with ``return_lse=True`` (0.6.12+).  Positional through ``o_sf_vec_size``;
+    keyword-only after (0.5.0 inserted ``kv_layout`` and moved ``sinks``).
+
+    {release_notes}
+    """
+
+
 lazy_facades(
     globals(),
     {
         "single_prefill_with_kv_cache": (
             _single_prefill_with_kv_cache,
             SPECS["single_prefill_with_kv_cache"],
-        )
+        ),
+        "trtllm_batch_context_with_kv_cache": (
+            _trtllm_batch_context_with_kv_cache,
+            TRTLLM["trtllm_batch_context_with_kv_cache"],
+        ),
     },
 )
 
@@ -306,6 +359,7 @@ lazy_classes(globals(), CLASSES)
 
 if TYPE_CHECKING:
     single_prefill_with_kv_cache = _single_prefill_with_kv_cache
+    trtllm_batch_context_with_kv_cache = _trtllm_batch_context_with_kv_cache
 
     class BatchPrefillWithPagedKVCacheWrapper:
         __init__ = _paged_init

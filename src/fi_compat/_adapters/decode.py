@@ -41,6 +41,7 @@ from ._attention import (
     validate_paged_run,
     validate_single,
 )
+from .trtllm_attention import DECODE_SPECS as TRTLLM
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -284,4 +285,4 @@ FAST_PLAN = EntryPoint(
 
 METHODS = {"__init__": INIT, "plan": PLAN, "run": RUN}
 SPECS = {"single_decode_with_kv_cache": SINGLE, "fast_decode_plan": FAST_PLAN}
-ENTRIES = [*METHODS.values(), SINGLE, FAST_PLAN]
+ENTRIES = [*METHODS.values(), SINGLE, FAST_PLAN, *TRTLLM.values()]

@@ -49,6 +49,7 @@ from ._attention import (
     validate_ragged_run,
     validate_single,
 )
+from .trtllm_attention import PREFILL_SPECS as TRTLLM
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -386,4 +387,4 @@ SINGLE = EntryPoint(
 )
 
 SPECS = {"single_prefill_with_kv_cache": SINGLE}
-ENTRIES = [*PAGED_METHODS.values(), *RAGGED_METHODS.values(), SINGLE]
+ENTRIES = [*PAGED_METHODS.values(), *RAGGED_METHODS.values(), SINGLE, *TRTLLM.values()]

@@ -18,6 +18,8 @@ falls back to it for everything else.  In order, ``translate``:
 
 from __future__ import annotations
 
+import os
+
 import _thread
 
 from .. import errors
@@ -287,7 +289,35 @@ class Adapter:
                 f"{e.dotted}: cuda:{index} is SM{cc[0]}{cc[1]}, and {why} (installed "  # type: ignore[index]
                 f"flashinfer-python {self.release}). Nothing was launched."
             )
+        hang = self.known_hang(cc)
+        if hang is not None:
+            raise errors.UnsupportedDeviceError(
+                f"{e.dotted}: cuda:{index} is SM{cc[0]}{cc[1]}, where flashinfer-python "  # type: ignore[index]
+                f"{self.release} has known issue {hang.id}: {hang.summary} ({hang.ref}). "
+                f"Nothing was launched. Fix: {hang.workaround}; or set "
+                f"FI_COMPAT_IGNORE_ISSUES={hang.id} to launch anyway."
+            )
         self.ns["_DEV"] = self.ns["_DEV"] | {index}
+
+    def known_hang(self, cc: tuple[int, int] | None) -> Any:
+        """A confirmed known-issues row of kind ``hang`` for this entry point's feature on
+        this release and GPU (a kernel that would never return: refused before the launch),
+        unless ``FI_COMPAT_IGNORE_ISSUES`` (comma-separated ids) names it."""
+        if cc is None or self.placement is None:
+            return None
+        ignored = {i.strip() for i in os.environ.get("FI_COMPAT_IGNORE_ISSUES", "").split(",")}
+        f = self.entry.feature
+        for issue in self.entry.issues(self.placement):
+            if (
+                issue.kind == "hang"
+                and issue.confirmed
+                and not issue.when
+                and (f == issue.feature or f.startswith(issue.feature + "."))  # row covers it
+                and issue.applies_to_arch(cc)
+                and issue.id not in ignored
+            ):
+                return issue
+        return None
 
     def cast(self, name: str, t: Any) -> Any:
         """An index tensor in the release's native dtype (a copy, as the release's own

@@ -1,0 +1,332 @@
+"""Adapter tables for FlashInfer's TRT-LLM attention functions:
+``flashinfer.decode.trtllm_batch_decode_with_kv_cache``,
+``flashinfer.prefill.trtllm_batch_context_with_kv_cache`` and
+``trtllm_batch_decode_with_kv_cache_mla`` (``flashinfer.decode`` until 0.5.3,
+``flashinfer.mla`` from 0.6.0; both export it), served from 0.2.9.
+
+Read from the released sources (every signature: ``_snapshots/decode.trtllm_*.json``,
+``prefill.trtllm_*.json``):
+
+* Floor 0.2.9: the functions were re-signed then (0.2.6-0.2.8's decode took
+  ``num_heads, num_kv_heads, scale, block_size, kv_cache_dtype, k_scale, v_scale``;
+  0.2.8's MLA ``scale``/``block_size``).
+* Every parameter is positional-or-keyword in FlashInfer, and later releases inserted
+  parameters mid-list: decode ``kv_layout`` before ``enable_pdl`` (0.5.0), MLA
+  ``sparse_mla_top_k`` before ``out`` (0.6.0), context ``kv_layout`` before
+  ``enable_pdl`` and ``sinks`` moved after it (0.5.0).  The stable signatures are
+  positional up to the last slot no release moved (decode ``sinks``, context
+  ``o_sf_vec_size``, MLA ``max_seq_len``) and keyword-only after, so a positional call
+  written for an older order fails instead of shifting (``fi_compat.written_for(X)``
+  binds it).
+* ``bmm1_scale`` / ``bmm2_scale``: ``float`` and required before 0.5.3 in decode (always
+  forwarded; stable default 1.0, 0.5.3's), ``float | Tensor`` (device scales) from
+  0.5.3 in all three: a tensor before 0.5.3 is refused (:class:`KindSince`).  0.2.9-0.5.2
+  MLA took device scales as ``bmm1_scale_log2_tensor`` / ``bmm2_scale_tensor``, which
+  0.5.3 removed: not part of the stable signature.
+* ``kv_cache`` as a ``(k_cache, v_cache)`` pair: 0.2.10 (decode, context).
+* MLA ``kv_cache``: a 3-D ``[pages, page_size, dim]`` cache is taken from 0.6.1
+  (``_check_trtllm_gen_mla_shape``: ``kv_cache.unsqueeze(1)``); before, the 4-D ``[pages,
+  1, page_size, dim]`` form only: fi_compat passes the same view (:class:`MlaKvCache3d`).
+* ``lse`` / ``return_lse``: 0.6.12 (refused before; the kernels wrote none).
+  ``enable_pdl``: 0.2.11.post3 (a hint).  ``kv_cache_sf``: 0.6.7 (0.6.7 also had the
+  deprecated ``kv_block_scales``).
+* Backends: decode ``backend`` 0.5.0 (``auto`` = trtllm-gen on SM10x, else ``xqa``;
+  ``cake`` 0.7.1); before 0.5.0 trtllm-gen only.  MLA ``backend`` 0.5.3 (``xqa``:
+  SM12x), ``cute-dsl`` 0.6.12, ``sparse`` 0.6.18, ``cake`` 0.7.1.  Context ``backend``
+  0.7.1 (``trtllm-gen``, ``cake``).
+"""
+
+from __future__ import annotations
+
+from .._core import EntryPoint, Normalizer, Param
+from ..errors import InvalidArgumentError, UnsupportedParameterError
+from ..registry import at_least
+from . import _elementwise as ew
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from .._core import Adapter
+    from ..registry import Placement
+
+FLOOR = "0.2.9"
+
+
+class KindSince(Normalizer):
+    """A value of another kind than the parameter first took (a tensor where a float
+    was taken, a pair where a tensor was) needs release ``since``: refused before it,
+    naming the release, instead of failing inside FlashInfer."""
+
+    out = ()
+
+    def __init__(self, name: str, since: str, test: Callable[[Any], bool], what: str) -> None:
+        self.args = (name,)
+        self.since, self.test, self.what = since, test, what
+        self.boundaries = (since,)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, self.since):
+            return None
+        name, since, test, what = self.args[0], self.since, self.test, self.what
+        where, release = adapter.entry.dotted, adapter.release
+
+        def check(v: Any) -> tuple[Any, ...]:
+            if test(v):
+                raise UnsupportedParameterError(
+                    f"{where}({name}=<{what}>) needs flashinfer-python>={since}; installed: "
+                    f"{release}. Fix: pip install 'flashinfer-python>={since}', or pass "
+                    f"{name} in the older form",
+                    parameter=name,
+                    installed=str(release),
+                    minimum=since,
+                )
+            return ()
+
+        return check
+
+    def describe(self, p: Placement) -> str | None:
+        return None if at_least(p, self.since) else f"`{self.args[0]}` as {self.what} refused"
+
+
+def _is_tensor(v: Any) -> bool:
+    return hasattr(v, "dim") and hasattr(v, "get_device")
+
+
+def _is_pair(v: Any) -> bool:
+    return type(v) is tuple or type(v) is list
+
+
+def _device_scales(name: str) -> KindSince:
+    return KindSince(name, "0.5.3", _is_tensor, "a device tensor")
+
+
+class MlaKvCache3d(Normalizer):
+    """A 3-D MLA ``kv_cache`` ``[pages, page_size, dim]`` before 0.6.1, which reads the
+    4-D ``[pages, 1, page_size, dim]`` form only: the same view 0.6.1+ make
+    (``kv_cache.unsqueeze(1)``, no copy)."""
+
+    args = out = ("kv_cache",)
+    boundaries = ("0.6.1",)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.6.1"):
+            return None
+
+        def view(kv: Any) -> tuple[Any, ...]:
+            return (kv.unsqueeze(1) if _is_tensor(kv) and kv.dim() == 3 else kv,)
+
+        return view
+
+    def describe(self, p: Placement) -> str | None:
+        return None if at_least(p, "0.6.1") else "3-D `kv_cache` passed as its 4-D view"
+
+
+def _validate(where: str, dims: tuple[int, ...]) -> Callable[..., int]:
+    """``query`` of ``dims`` dims, ``kv_cache`` a tensor or a pair, ``block_tables`` /
+    ``workspace_buffer`` tensors, all on one device; returns its CUDA index."""
+
+    def validate(query: Any, kv_cache: Any, workspace_buffer: Any, block_tables: Any) -> int:
+        ew.tensor(where, "query", query)
+        if query.dim() not in dims:
+            raise InvalidArgumentError(
+                f"{where}: query must be {' or '.join(f'{d}-D' for d in dims)}, got shape "
+                f"{tuple(query.shape)}"
+            )
+        others = {"workspace_buffer": workspace_buffer, "block_tables": block_tables}
+        if _is_pair(kv_cache):
+            if len(kv_cache) != 2 or not all(_is_tensor(t) for t in kv_cache):
+                raise InvalidArgumentError(
+                    f"{where}: kv_cache must be a tensor or a (k_cache, v_cache) pair of tensors"
+                )
+            others.update({"kv_cache[0]": kv_cache[0], "kv_cache[1]": kv_cache[1]})
+        else:
+            ew.tensor(where, "kv_cache", kv_cache)
+            others["kv_cache"] = kv_cache
+        ew.tensor(where, "workspace_buffer", workspace_buffer)
+        ew.tensor(where, "block_tables", block_tables)
+        return ew.check_device(where, "query", query, others)
+
+    return validate
+
+
+def _sm(
+    families: tuple[int, ...], what: str, wider: tuple[str, tuple[int, ...]] | None = None
+) -> Any:
+    """A ``devices`` hook: compute-capability majors ``families``; ``wider``: (release,
+    majors) served from that release on."""
+
+    def devices(pl: Placement, cc: tuple[int, int]) -> str | None:
+        ok = families
+        if wider is not None and at_least(pl, wider[0]):
+            ok = wider[1]
+        if cc[0] in ok:
+            return None
+        return what + (
+            f" (from {wider[0]}: SM{'/'.join(f'{m}x' for m in wider[1])})" if wider else ""
+        )
+
+    return devices
+
+
+def _entry(module: str, name: str, params: list[Param], **kw: Any) -> EntryPoint:
+    facade = "fi_compat.prefill" if module == "flashinfer.prefill" else "fi_compat.decode"
+    return EntryPoint(
+        facade=facade,
+        name=name,
+        module=module,
+        params=params,
+        prepare=ew.prepare,
+        floor=FLOOR,
+        feature="attention.trtllm",
+        **kw,
+    )
+
+
+_SCALES_REF = "float, required before 0.5.3 (always forwarded); a tensor from 0.5.3"
+_BMM = [
+    Param("bmm1_scale", explicit=True, ref=_SCALES_REF),
+    Param("bmm2_scale", explicit=True, ref=_SCALES_REF),
+]
+
+
+def _p(*names: str) -> list[Param]:
+    return [Param(n) for n in names]
+
+
+DECODE = _entry(
+    "flashinfer.decode",
+    "trtllm_batch_decode_with_kv_cache",
+    [
+        *_p("query", "kv_cache", "workspace_buffer", "block_tables", "seq_lens", "max_seq_len"),
+        *_BMM,
+        *_p("window_left", "out", "out_dtype", "o_sf_scale", "o_sf_vec_size"),
+        Param("sinks", note="attention sinks", ref="0.2.10"),
+        Param("kv_layout", neutral=("HND",), note="NHD cache layout", ref="0.5.0"),
+        Param("enable_pdl", hint=True, note="programmatic dependent launch", ref="0.2.11.post3"),
+        Param(
+            "backend",
+            neutral=("trtllm-gen",),  # the only kernel before 0.5.0
+            value_since={"xqa": "0.5.0", "cake": "0.7.1"},
+            ref="0.5.0 (auto: trtllm-gen on SM10x, else xqa); cake 0.7.1",
+        ),
+        Param("q_len_per_req", note="query tokens per request", ref="0.3.0"),
+        Param("o_scale", note="output scale", ref="0.5.3"),
+        *(
+            Param(n, note="speculative decoding inputs", ref="0.6.0")
+            for n in ("mask", "max_q_len", "cum_seq_lens_q")
+        ),
+        Param("skip_softmax_threshold_scale_factor", note="skip-softmax", ref="0.6.4"),
+        Param("kv_cache_sf", note="NVFP4 KV-cache scale factors", ref="0.6.7"),
+        Param("uses_shared_paged_kv_idx", note="one page table for K and V", ref="0.6.7"),
+        Param("lse", note="LSE buffer", ref="0.6.12"),
+        Param("return_lse", note="also return the LSE", ref="0.6.12"),
+        *_p("bmm1_scale_log2", "multi_ctas_kv_counter_buffer"),
+        *_p("enable_block_sparse_attention", "cp_world", "cp_rank"),
+        *_p("causal_seqlens_kv_global", "bf16q_fp8kv_transform_mode"),
+        *_p("request_order", "request_order_plan", "sparse_top_k", "length_aware_schedule"),
+    ],
+    validate=_validate("fi_compat.decode.trtllm_batch_decode_with_kv_cache", (3, 4)),
+    validate_args=("query", "kv_cache", "workspace_buffer", "block_tables"),
+    normalizers=(
+        _device_scales("bmm1_scale"),
+        _device_scales("bmm2_scale"),
+        KindSince("kv_cache", "0.2.10", _is_pair, "a (k_cache, v_cache) pair"),
+    ),
+    devices=_sm(
+        (10,),
+        "the TRT-LLM decode kernels (trtllm-gen) are built for SM10x only before 0.5.0",
+        ("0.5.0", (9, 10, 12)),
+    ),
+    matrix_note="trtllm-gen: SM10x; xqa (0.5.0+): SM90/SM10x/SM12x",
+)
+
+CONTEXT = _entry(
+    "flashinfer.prefill",
+    "trtllm_batch_context_with_kv_cache",
+    [
+        *_p("query", "kv_cache", "workspace_buffer", "block_tables", "seq_lens"),
+        *_p("max_q_len", "max_kv_len"),
+        Param("bmm1_scale", ref="a tensor from 0.5.3"),
+        Param("bmm2_scale", ref="a tensor from 0.5.3"),
+        *_p("batch_size", "cum_seq_lens_q", "cum_seq_lens_kv", "window_left", "out"),
+        *_p("out_dtype", "o_sf_scale", "o_sf_vec_size"),
+        Param("kv_layout", neutral=("HND",), note="NHD cache layout", ref="0.5.0"),
+        Param("enable_pdl", hint=True, note="programmatic dependent launch", ref="0.2.11.post3"),
+        Param("sinks", note="attention sinks", ref="0.2.10"),
+        Param(
+            "kv_cache_sf",
+            note="NVFP4 KV-cache scale factors",
+            ref="0.6.8 (0.6.7 spelled it kv_block_scales)",
+            spelled=(("0.6.8", "kv_block_scales", None),),
+        ),
+        Param("skip_softmax_threshold_scale_factor", note="skip-softmax", ref="0.6.4"),
+        Param("uses_shared_paged_kv_idx", note="one page table for K and V", ref="0.6.7"),
+        Param("causal", neutral=(True,), note="non-causal context attention", ref="0.6.11"),
+        Param("lse", note="LSE buffer", ref="0.6.12"),
+        Param("return_lse", note="also return the LSE", ref="0.6.12"),
+        *_p("multi_ctas_kv_counter_buffer", "use_fp16_softmax", "uses_spcompress"),
+        Param(
+            "backend",
+            neutral=("trtllm-gen",),  # the only kernel before 0.7.1
+            value_since={"cake": "0.7.1"},
+            ref="0.7.1",
+        ),
+        *_p("window_right", "variable_window_token_starts", "variable_window_token_ends"),
+    ],
+    validate=_validate("fi_compat.prefill.trtllm_batch_context_with_kv_cache", (3,)),
+    validate_args=("query", "kv_cache", "workspace_buffer", "block_tables"),
+    normalizers=(
+        _device_scales("bmm1_scale"),
+        _device_scales("bmm2_scale"),
+        KindSince("kv_cache", "0.2.10", _is_pair, "a (k_cache, v_cache) pair"),
+    ),
+    devices=_sm((10,), "the TRT-LLM context kernels (trtllm-gen) are built for SM10x only"),
+    matrix_note="trtllm-gen: SM10x",
+)
+
+MLA = _entry(
+    "flashinfer.decode",
+    "trtllm_batch_decode_with_kv_cache_mla",
+    [
+        *_p("query", "kv_cache", "workspace_buffer", "qk_nope_head_dim", "kv_lora_rank"),
+        *_p("qk_rope_head_dim", "block_tables", "seq_lens", "max_seq_len"),
+        Param("sparse_mla_top_k", note="sparse MLA", ref="0.6.0"),
+        Param("out"),
+        Param("bmm1_scale", ref="a tensor from 0.5.3"),
+        Param("bmm2_scale", ref="a tensor from 0.5.3"),
+        Param("sinks", note="attention sinks", ref="0.2.10"),
+        Param("skip_softmax_threshold_scale_factor", note="skip-softmax", ref="0.6.4"),
+        Param("enable_pdl", hint=True, note="programmatic dependent launch", ref="0.2.11.post3"),
+        Param(
+            "backend",
+            neutral=("trtllm-gen",),  # the only kernel before 0.5.3
+            value_since={"xqa": "0.5.3", "cute-dsl": "0.6.12", "sparse": "0.6.18", "cake": "0.7.1"},
+            ref="0.5.3 (auto: trtllm-gen on SM10x, xqa on SM12x); cute-dsl 0.6.12",
+        ),
+        Param("is_var_seq", neutral=(True,), ref="0.6.8"),
+        Param("uses_shared_paged_kv_idx", note="one page table for K and V", ref="0.6.7"),
+        Param("lse", note="LSE buffer", ref="0.6.12"),
+        Param("return_lse", note="also return the LSE", ref="0.6.12"),
+        Param("cute_dsl_impl", ref="0.6.12"),
+        *_p("kv_scale_format", "cum_seq_lens_q", "max_q_len", "multi_ctas_kv_counter_buffer"),
+        *_p("sparse_mla_top_k_lens", "enable_dcp", "cp_world", "cp_rank"),
+        *_p("causal_seqlens_kv_global", "use_fp16_softmax"),
+        Param("return_lse_base", note="LSE base", ref="0.7.1"),
+    ],
+    validate=_validate("fi_compat.decode.trtllm_batch_decode_with_kv_cache_mla", (3, 4)),
+    validate_args=("query", "kv_cache", "workspace_buffer", "block_tables"),
+    normalizers=(_device_scales("bmm1_scale"), _device_scales("bmm2_scale"), MlaKvCache3d()),
+    devices=_sm(
+        (10,),
+        "the TRT-LLM MLA decode kernels (trtllm-gen) are built for SM10x only",
+        ("0.5.3", (10, 12)),
+    ),
+    matrix_note="trtllm-gen: SM10x; xqa (0.5.3+): SM12x",
+)
+
+DECODE_SPECS = {e.name: e for e in (DECODE, MLA)}
+PREFILL_SPECS = {CONTEXT.name: CONTEXT}
