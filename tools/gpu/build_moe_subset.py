@@ -9,7 +9,9 @@ FlashInfer's own generator and JitSpec, with only the source list filtered (181 
 compile steps on 0.6.7, 248 -> 51 on 0.7.4); the library is installed into FlashInfer's
 AOT slot (``<package>/data/aot/fused_moe_90/``), which both releases load before any JIT.
 Any other dtype combination then aborts the process (an undefined symbol, bound lazily):
-use this build for bf16 / fp8 tests only.  Not run on a GPU yet."""
+use this build for bf16 / fp8 tests only.  Measured on an H200 (16 cores), 2026-12-04:
+0.6.7 in 642 s (MAX_JOBS=14), 0.7.4 in 1076 s (MAX_JOBS=8, alongside the 0.6.7 build);
+tests/gpu/README.md has the results."""
 
 import dataclasses
 import os
