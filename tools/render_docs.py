@@ -123,6 +123,7 @@ def targets() -> dict[Path, str]:
     for facade in support.facades():
         out[DOCS / support.page_name(facade)] = support.page(facade)
     out[DOCS / "known-issues.md"] = support.known_issues_page()
+    out[DOCS / "attention-backends.md"] = support.attention_backends_page()
     out[DOCS / "coverage.svg"] = coverage_svg()
     return out
 

@@ -349,6 +349,51 @@ def known_issues_page() -> str:
     return "\n".join(parts)
 
 
+def attention_backends_page() -> str:
+    """``docs/attention-backends.md``: every ``backend`` name the attention facades take,
+    the first release that accepts it per entry point, and where it runs."""
+    import importlib
+
+    from ._adapters._backend import ATTENTION_BACKEND_GPUS
+    from .facades import FACADES
+
+    parts = [
+        "# Attention backends\n",
+        GENERATED + "\n",
+        "Which release accepts which `backend` name, per entry point (a name a release "
+        "does not accept is refused before the call with `UnsupportedParameterError` "
+        "naming the first release that does), and where each backend runs.  On SM90 (the "
+        "H200) the GPU tests run `fa2` and `fa3`; the others are covered by the static "
+        "suite and the live contract.\n",
+        "## Where each backend runs\n",
+        "| backend | GPUs |",
+        "|---|---|",
+    ]
+    parts += [f"| `{b}` | {gpus} |" for b, gpus in ATTENTION_BACKEND_GPUS.items()]
+    parts.append("\n## Names by release\n")
+    parts += ["| entry point | backend | accepted from |", "|---|---|---|"]
+    attention = ("decode", "prefill", "mla", "cascade")
+    for m in attention:  # binds the stubs (defaults, the accepted names)
+        importlib.import_module(f"fi_compat.{m}")
+    for e in entry_points():
+        if e.facade.removeprefix("fi_compat.") not in attention or "backend" not in e.params:
+            continue
+        p = e.params["backend"]
+        first = p.since or e.since
+        link = f"[`{e.facade}.{e.name}`]({page_name(e.facade)}#{anchor(e.name)})"
+        stable = p.kind.literals if p.kind is not None else (p.default,)
+        names = {}
+        for v in stable:
+            if (v == p.default or v in p.neutral) and p.since:  # dropped where absent
+                names[str(v)] = f"{e.since} (not passed before {p.since})"
+            else:
+                names[str(v)] = str(p.value_since.get(v, first))
+        for name, since in names.items():
+            parts.append(f"| {link} | `{name}` | {since} |")
+    assert all(m in FACADES for m in attention)
+    return "\n".join(parts) + "\n"
+
+
 def readme_facades() -> str:
     """README.md's facade list: one line per facade module, its functions and the
     releases they serve (the per-function ranges are on the module's docs page)."""

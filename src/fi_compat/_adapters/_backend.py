@@ -59,3 +59,19 @@ def sm100_only(
         return f"{what}{tail}"
 
     return devices
+
+
+# Where each attention backend runs, read from the released sources (the table of
+# ``docs/attention-backends.md``; which release accepts which name is the entry
+# points' ``backend`` row).
+ATTENTION_BACKEND_GPUS: dict[str, str] = {
+    "auto": "picked per GPU at plan / call time (fa3 on SM90, fa2 elsewhere for the "
+    "FA wrappers; trtllm-gen on SM10x, xqa elsewhere for the TRT-LLM decode functions)",
+    "fa2": "any CUDA GPU FlashInfer JIT-builds for (the GPU at hand)",
+    "fa3": "SM90 only (`utils.is_sm90a_supported`: major 9, CUDA >= 12.3)",
+    "trtllm-gen": "SM10x (SM100 / SM103; precompiled cubins, `flashinfer-cubin` or download)",
+    "cudnn": "where cuDNN's fused attention runs (needs the cuDNN frontend package)",
+    "cute-dsl": "SM10x (CuTe DSL kernels; needs `nvidia-cutlass-dsl`)",
+    "cutlass": "SM10x (MLA only)",
+    "xqa": "SM90 / SM10x / SM12x (decode, `jit/xqa.py` supported majors 9-12); SM12x (MLA)",
+}
