@@ -10,6 +10,12 @@ release's real signature (from its snapshot) and returns its first argument.  Th
 arm calls it as model code calls FlashInfer (positional arguments); the fi_compat arm
 calls the facade with the same arguments (metadata checks on, then off).  Interleaved
 batches in one process; p50 over batches.  The goal is <= 500 ns added with checks.
+
+    python benchmarks/bench_elementwise.py --real [--json out.json]   # on a GPU
+
+``--real``: the installed FlashInfer's own functions on CUDA tensors (8 x 4096 bf16: the
+kernels take less time than the host dispatch, so a batch of calls without a sync measures
+host time): FlashInfer's host time per call, and fi_compat's added time on top, checks on.
 """
 
 from __future__ import annotations
@@ -89,12 +95,70 @@ def bench(fn: Any, a: tuple[Any, ...], batches: int, per: int) -> list[float]:
     return out
 
 
+def real(o: argparse.Namespace) -> int:
+    """FlashInfer's own host time per call vs fi_compat's on top (installed release)."""
+    import flashinfer
+
+    import fi_compat
+
+    release = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
+    x = torch.randn(8, 4096, device="cuda").to(torch.bfloat16)
+    w = torch.ones(4096, device="cuda", dtype=torch.bfloat16)
+    r = x.clone()
+    gate = torch.randn(8, 2 * 4096, device="cuda").to(torch.bfloat16)
+    cases: dict[str, tuple[Any, Any, tuple[Any, ...]]] = {
+        "rmsnorm": (flashinfer.norm.rmsnorm, norm.rmsnorm, (x, w)),
+        "fused_add_rmsnorm": (flashinfer.norm.fused_add_rmsnorm, norm.fused_add_rmsnorm, (x, r, w)),
+        "silu_and_mul": (flashinfer.activation.silu_and_mul, activation.silu_and_mul, (gate,)),
+    }
+    rows = []
+    print(f"host time per call on {torch.cuda.get_device_name()}, flashinfer-python {release}")
+    print(f"{'function':20s} {'flashinfer':>11s} {'fi_compat':>10s} {'added':>8s} {'ratio':>6s}")
+    for name, (direct, facade_fn, a) in cases.items():
+        t0 = time.perf_counter()
+        direct(*a)  # JIT / load
+        torch.cuda.synchronize()
+        first = time.perf_counter() - t0
+        facade_fn(*a)
+        torch.cuda.synchronize()
+
+        def timed(fn: Any, args: tuple[Any, ...] = a) -> list[float]:
+            out = bench(fn, args, 1, o.per)
+            torch.cuda.synchronize()
+            return out
+
+        d: list[float] = []
+        f: list[float] = []
+        for i in range(o.batches):
+            arms = ((d, direct), (f, facade_fn)) if i % 2 == 0 else ((f, facade_fn), (d, direct))
+            for acc, fn in arms:
+                acc += timed(fn)
+        pd, pf = statistics.median(d), statistics.median(f)
+        rows.append(
+            {
+                "function": name,
+                "release": release,
+                "flashinfer_host_p50_ns": round(pd, 1),
+                "fi_compat_host_p50_ns": round(pf, 1),
+                "added_p50_ns": round(pf - pd, 1),
+                "first_call_s": round(first, 2),
+            }
+        )
+        print(f"{name:20s} {pd:10.0f}n {pf:9.0f}n {pf - pd:7.0f}n {pf / pd:6.3f}")
+    if o.json:
+        Path(o.json).write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
+    ap.add_argument("--real", action="store_true", help="FlashInfer's own kernels on CUDA")
     ap.add_argument("--batches", type=int, default=100)
     ap.add_argument("--per", type=int, default=200)
     o = ap.parse_args()
+    if o.real:
+        return real(o)
     rows = []
     print(
         f"fi_compat added host time per call, python {sys.version.split()[0]}, {torch.__version__}"
