@@ -24,6 +24,20 @@ from __future__ import annotations
 
 ISSUES: tuple[dict[str, object], ...] = (
     {
+        "id": "fp4quant-subnormal-e4m3-scales",
+        "releases": ("0.6.0", "0.6.17"),
+        "arch": "any",
+        "feature": "norm.fp4quant",
+        "kind": "accuracy",
+        "summary": "rmsnorm_fp4quant decodes e4m3 block scales below 2^-6 (subnormal) as normal "
+        "numbers, so those blocks are quantised with a wrong reciprocal (read from the "
+        "source, not measured)",
+        "ref": "cute_dsl/fp4_common.py fp8_e4m3_to_f32_and_rcp: 0.6.16 l.917 vs 0.6.17 l.936",
+        "workaround": "pip install 'flashinfer-python>=0.6.17', or keep block amax / global "
+        "scale in the normal e4m3 range",
+        "confirmed": False,
+    },
+    {
         "id": "sm103-trtllm-attention-hang",
         "releases": ("0.6.7", "0.6.7.post2"),
         "arch": "10.3",

@@ -1,6 +1,8 @@
 """Stable facade of ``flashinfer.norm``: RMSNorm, Gemma RMSNorm, their fused residual
-add, LayerNorm; one frozen signature each over every release 0.2.0.post1-0.7.4 that has
-the function (``layernorm``: 0.5.0+).
+add, LayerNorm, RMSNorm fused with FP4 quantisation; one frozen signature each over every
+release 0.2.0.post1-0.7.4 that has the function (``layernorm``: 0.5.0+;
+``rmsnorm_fp4quant``: 0.6.0+, from ``flashinfer.cute_dsl.rmsnorm_fp4quant``, SM100+ and
+the optional package nvidia-cutlass-dsl).
 
 Importing this module reads the installed ``flashinfer-python`` version from package
 metadata (FlashInfer itself is imported on the first call); each function is built on
@@ -21,7 +23,7 @@ from ._core import lazy_facades
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal
 
     from torch import Tensor
 
@@ -31,6 +33,7 @@ __all__ = [
     "gemma_rmsnorm",
     "layernorm",
     "rmsnorm",
+    "rmsnorm_fp4quant",
 ]
 
 
@@ -98,6 +101,37 @@ def _layernorm(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
+def _rmsnorm_fp4quant(
+    input: Tensor,
+    weight: Tensor,
+    y_fp4: Tensor | None = None,
+    block_scale: Tensor | None = None,
+    global_scale: Tensor | None = None,
+    eps: float = 1e-6,
+    block_size: int = 16,
+    scale_format: Literal["e4m3", "ue8m0"] | None = None,
+    is_sf_swizzled_layout: bool = False,
+    enable_pdl: bool | None = None,
+    **kwargs: Any,
+) -> tuple[Tensor, Tensor]:
+    """RMSNorm (``input / rms(input) * weight``) quantised to FP4 in one kernel; returns
+    ``(y_fp4, block_scale)`` (allocated when None, else written in place).
+
+    ``input`` is fp16/bf16 ``[batch, hidden]`` or ``[batch, seq, hidden]``, ``hidden`` a
+    multiple of ``block_size`` and >= 64; ``weight`` ``[hidden]`` of the input's dtype.
+    ``y_fp4``: packed e2m1 pairs ``[..., hidden / 2]``, ``torch.float4_e2m1fn_x2`` when
+    allocated (uint8 accepted).  ``block_size=16`` (NVFP4, e4m3 scales, ``float8_e4m3fn``)
+    or 32 (MXFP4, ue8m0 scales, uint8, unless ``scale_format="e4m3"``); ``block_scale`` is
+    ``[..., hidden / block_size]``, or with ``is_sf_swizzled_layout`` the flat 128x4
+    layout of ``ceil(rows / 128) * ceil(hidden / block_size / 4) * 512`` bytes, padding
+    zeroed on every release (as 0.7.4).  ``global_scale``: float32 ``(1,)`` encode scale
+    folded into the e4m3 block scales (``block_scale = global_scale * amax / 6``; ignored
+    with ue8m0), 1.0 when None.  ``enable_pdl``: None/True launch with PDL (0.6.8+; a
+    hint before).  Blackwell GPUs (SM100+) only; outputs must be contiguous.
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
 lazy_facades(
     globals(),
     {
@@ -106,6 +140,7 @@ lazy_facades(
         "gemma_rmsnorm": (_gemma_rmsnorm, SPECS["gemma_rmsnorm"]),
         "gemma_fused_add_rmsnorm": (_gemma_fused_add_rmsnorm, SPECS["gemma_fused_add_rmsnorm"]),
         "layernorm": (_layernorm, SPECS["layernorm"]),
+        "rmsnorm_fp4quant": (_rmsnorm_fp4quant, SPECS["rmsnorm_fp4quant"]),
     },
 )
 
@@ -115,3 +150,4 @@ if TYPE_CHECKING:  # what the generated functions look like, for type checkers
     gemma_rmsnorm = _gemma_rmsnorm
     gemma_fused_add_rmsnorm = _gemma_fused_add_rmsnorm
     layernorm = _layernorm
+    rmsnorm_fp4quant = _rmsnorm_fp4quant

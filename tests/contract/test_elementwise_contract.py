@@ -9,7 +9,16 @@ import os
 
 import pytest
 
-from elementwise_cases import ENTRIES, _args, _pdl_effect, facade, newest_pdl
+from elementwise_cases import (
+    ENTRIES,
+    FP4Q,
+    FP4Q_CASES,
+    _args,
+    _pdl_effect,
+    case_fp4quant_swizzled_padding,
+    facade,
+    newest_pdl,
+)
 from fi_compat import errors
 from fi_compat._device import assume_capability
 from fi_compat.detection import Distribution
@@ -36,6 +45,13 @@ def test_live_calls_bind_and_mean_the_same(name: str) -> None:
     if not at_least(place(CELL), e.since):
         pytest.skip(f"{name} is not in flashinfer-python {CELL}")
     a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
+    expect = os.environ.get("FI_COMPAT_CELL_EXPECT")
+    if name == FP4Q and os.environ.get("FI_COMPAT_CELL_DSL") != "1" and expect != "cubin-mismatch":
+        # every release imports cutlass at the top of flashinfer.cute_dsl.rmsnorm_fp4quant
+        with pytest.raises(errors.OptionalDependencyMissingError) as ei:
+            a.resolve()
+        assert ei.value.package == "nvidia-cutlass-dsl" and "nvidia-cutlass-dsl" in str(ei.value)
+        return
     try:
         real = a.resolve()
     except errors.FlashInferImportError as exc:  # the cell's documented import outcome
@@ -56,7 +72,33 @@ def test_live_calls_bind_and_mean_the_same(name: str) -> None:
                 f(**_args(name), enable_pdl=v)
             sent = spy.raw_kwargs[-1]
             if "enable_pdl" not in sig.parameters:
+                assert not at_least(place(CELL), "0.6.8" if name == FP4Q else "0.2.3")
                 assert "enable_pdl" not in sent
                 continue
             newest = newest_pdl(name, v, cc)
             assert _pdl_effect(name, CELL, sent, cc) == newest, (cc, v, sent)
+
+
+def _fp4q_signature() -> inspect.Signature:
+    assert CELL is not None
+    if not at_least(place(CELL), ENTRIES[FP4Q].since):
+        pytest.skip(f"{FP4Q} is not in flashinfer-python {CELL}")
+    if os.environ.get("FI_COMPAT_CELL_DSL") != "1":
+        pytest.skip("no nvidia-cutlass-dsl here (test_live_calls_bind_and_mean_the_same checks)")
+    a = ENTRIES[FP4Q].select(Distribution("flashinfer-python", CELL, "<cell>", ""))
+    return inspect.signature(a.resolve())
+
+
+@pytest.mark.parametrize("case", FP4Q_CASES, ids=lambda c: c.__name__)
+def test_rmsnorm_fp4quant_live(case: object) -> None:
+    """The static suite's rmsnorm_fp4quant cases against the live signature."""
+    sig = _fp4q_signature()
+    assert CELL is not None
+    case(CELL, sig)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("rows", "hidden"), [(5, 80), (130, 64), (128, 64)])
+def test_rmsnorm_fp4quant_live_swizzled_padding(rows: int, hidden: int) -> None:
+    sig = _fp4q_signature()
+    assert CELL is not None
+    case_fp4quant_swizzled_padding(CELL, sig, rows, hidden)

@@ -8,5 +8,10 @@ from elementwise_cases import (  # noqa: F401  (pytest collects the imported tes
     test_enable_pdl_means_the_newest_meaning_on_every_release,
     test_every_function_covers_every_release_that_has_it,
     test_positional_and_keyword_calls_give_the_kernel_result,
+    test_rmsnorm_fp4quant_entry_point,
+    test_rmsnorm_fp4quant_on_every_release,
+    test_rmsnorm_fp4quant_spy_knows_the_padding_difference,
+    test_rmsnorm_fp4quant_swizzled_padding_is_zero_on_every_release,
+    test_rmsnorm_fp4quant_without_the_cute_dsl,
     test_rmsnorm_takes_3d_input_on_every_release,
 )

@@ -321,7 +321,7 @@ _DSL = OptionalDependency(
     VersionRange("0.6.2", "0.6.7"),
     "cutlass",
     "nvidia-cutlass-dsl",
-    ("cu12", "cu13"),
+    (),  # a plain dependency there: the cu12 / cu13 extras arrived in 0.6.8's metadata
     "flashinfer.gdn_decode imports its CuTe-DSL kernels unguarded in 0.6.2-0.6.6",
 )
 

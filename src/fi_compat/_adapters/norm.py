@@ -12,14 +12,51 @@ Read from the released sources (``_snapshots/norm.*.json`` has every signature):
 * every kernel dispatches on fp16/bf16 input only, and reads ``weight`` as the input's
   type (``static_cast<c_type*>(weight.data_ptr())``; 0.2.x-0.3.x never check it), so a
   weight of another dtype is refused before the call on every release.
+
+``rmsnorm_fp4quant`` (RMSNorm fused with FP4 quantisation, a CuTe-DSL kernel defined in
+``flashinfer/cute_dsl/rmsnorm_fp4quant.py`` from 0.6.0; 0.7.4 also re-exports it from
+``flashinfer.norm``).  Read from the wrappers of 0.6.0 (l. 1800), 0.6.7 (l. 761), 0.6.8
+(l. 775), 0.6.16 and 0.7.4 (l. 800) and their kernels (``fp4_common.py``):
+
+* the same on every release: ``y_fp4`` allocated as ``torch.float4_e2m1fn_x2`` (packed
+  e2m1 pairs), ``block_scale`` as float8_e4m3fn (e4m3) or uint8 (ue8m0), ``[M, H/bs]``
+  or flat 128x4-swizzled (``ceil(M/128) * ceil(H/bs/4) * 512`` bytes); 3-D input as its
+  ``[B*S, H]`` rows; ``scale_format=None`` = e4m3 for ``block_size=16``, ue8m0 for 32;
+  ``global_scale`` (float32 ``(1,)``, default 1.0) is the encode scale: the stored
+  block scale is ``global_scale * amax / 6`` (ignored with ue8m0); the asserts ``hidden %
+  block_size == 0``, ``hidden >= 64``, ``block_size in (16, 32)``.  fi_compat checks them
+  (and the tensors' metadata) before the call, so ``python -O`` changes nothing;
+* ``scale_format="ue8m0"`` with ``block_size=16``: every release's 16-element path
+  writes e4m3 scales whatever the format (0.7.4 l. 536-544), into the uint8 buffer it
+  allocates for ue8m0: refused;
+* every release indexes the input with 32-bit offsets (``row * H + col``, 0.6.0 l. 1240,
+  ``fp4_common.load_8_half2``): input of 2**31 elements or more is refused;
+* ``enable_pdl``: 0.6.8+ (``None``/``True``: PDL where the device has it, as 0.7.4);
+  0.6.0-0.6.7.post3 have no PDL: a hint, dropped (same values);
+* caller-provided ``y_fp4`` / ``block_scale`` must be contiguous: 0.7.4 asserts it; before,
+  a strided ``block_scale`` is written through a temporary ``.contiguous()`` copy and
+  left unchanged (0.6.16 ``tensor_api``): refused on every release;
+* the padding of a swizzled ``block_scale`` (rows ``M..ceil(M/128)*128``, k-blocks past
+  ``H/bs`` up to a multiple of 4) is zeroed by 0.7.4's kernel (``zero_swizzled_sf_padding``,
+  "fp4_quantize writes zeros there"); 0.6.0-0.7.2.post1 leave it as it was (allocated
+  with ``torch.empty``): fi_compat zeroes it before the call there (:class:`SfPadding`);
+* numerics fixed inside the kernel, which fi_compat cannot reproduce: 0.6.17 decodes
+  subnormal e4m3 block scales exactly (``fp8_e4m3_to_f32_and_rcp``: before, a block scale
+  below 2**-6 was decoded as a normal and its values quantised with the wrong
+  reciprocal); 0.7.4 no longer rounds ``x * weight`` to bf16 before normalising bf16 input
+  (FP4 codes near a rounding midpoint can differ).
+* GPUs: SM100 and newer (FP4 conversion instructions); 0.6.16+ also ask the installed
+  CuTe DSL whether it targets the device (``require_cute_dsl_arch``).  Every release
+  imports ``cutlass`` (nvidia-cutlass-dsl) at the top of the module.
 """
 
 from __future__ import annotations
 
-from .._core import Emulation, EntryPoint, Param
+from .._core import Emulation, EntryPoint, OptionalDependency, Param
 from ..errors import InvalidArgumentError
-from ..registry import at_least
+from ..registry import VersionRange, at_least
 from . import _elementwise as ew
+from ._backend import sm100_only
 from ._elementwise import EnablePdl
 
 TYPE_CHECKING = False
@@ -223,6 +260,343 @@ def _fused(name: str) -> EntryPoint:
     return _entry(name, ("input", "residual", "weight"), _validate_fused(name))
 
 
+# -- rmsnorm_fp4quant -------------------------------------------------------------------
+
+_FP4Q = "rmsnorm_fp4quant"
+_FP4_OUT: frozenset[Any] = frozenset()  # uint8, float4_e2m1fn_x2 (what the kernel writes)
+_F32: list[Any] = [None]
+_FP4Q_MAX_NUMEL = 2**31  # 32-bit element offsets into the input on every release
+
+
+def _prepare_fp4q() -> None:
+    global _FP4_OUT
+    import torch
+
+    ew.prepare()
+    _FP4_OUT = frozenset(
+        d for d in (torch.uint8, getattr(torch, "float4_e2m1fn_x2", None)) if d is not None
+    )
+    _F32[0] = torch.float32
+
+
+def swizzled_sf_size(rows: int, hidden: int, block_size: int) -> int:
+    """Bytes of the 128x4-swizzled scale buffer every release allocates (and the kernel
+    addresses): ``ceil(rows / 128) * ceil(hidden / block_size / 4) * 512``."""
+    return (rows + 127) // 128 * ((hidden // block_size + 3) // 4) * 512
+
+
+def _rows_of(t: Any, shape: Any, n: int, cols: int) -> bool:
+    """``t`` holds one row of ``cols`` per input row: the input's leading shape, or for
+    3-D input any ``[..., cols]`` of as many rows (every release views it as
+    ``[B * S, cols]``; 2-D input's outputs go to the kernel as they are)."""
+    return bool(
+        t.shape[-1] == cols
+        and t.numel() * shape[-1] == n * cols
+        and (t.dim() == 2 or (t.dim() == 3 and len(shape) == 3))
+    )
+
+
+def _validate_fp4q(
+    input: Any,
+    weight: Any,
+    y_fp4: Any,
+    block_scale: Any,
+    global_scale: Any,
+    block_size: Any,
+    scale_format: Any,
+    is_sf_swizzled_layout: Any,
+) -> int:
+    """Metadata only (never reads values); returns the CUDA index of the tensors."""
+    try:
+        d = input.get_device()
+        dt = input.dtype
+        shape = input.shape
+        h = shape[-1]
+        n = input.numel()
+        ok = (
+            type(block_size) is int
+            and (block_size == 16 or block_size == 32)
+            and (
+                scale_format is None
+                or (
+                    type(scale_format) is str
+                    and (scale_format == "e4m3" or (scale_format == "ue8m0" and block_size == 32))
+                )
+            )
+            and (is_sf_swizzled_layout is False or is_sf_swizzled_layout is True)
+            and 2 <= len(shape) <= 3
+            and dt in ew.FP16
+            and h >= 64
+            and h % block_size == 0
+            and weight.dtype is dt
+            and weight.shape == shape[-1:]
+            and weight.get_device() == d
+            and n < _FP4Q_MAX_NUMEL
+        )
+        if ok and y_fp4 is not None:
+            ok = (
+                y_fp4.dtype in _FP4_OUT
+                and _rows_of(y_fp4, shape, n, h // 2)
+                and y_fp4.get_device() == d
+                and y_fp4.is_contiguous()
+            )
+        if ok and block_scale is not None:
+            ok = (
+                block_scale.element_size() == 1
+                and block_scale.get_device() == d
+                and block_scale.is_contiguous()
+                and (
+                    block_scale.numel() >= swizzled_sf_size(n // h, h, block_size)
+                    if is_sf_swizzled_layout
+                    else _rows_of(block_scale, shape, n, h // block_size)
+                )
+            )
+        if ok and global_scale is not None:
+            ok = (
+                global_scale.dtype is _F32[0]
+                and global_scale.shape == (1,)
+                and global_scale.get_device() == d
+            )
+    except (AttributeError, TypeError, IndexError, ZeroDivisionError):
+        ok = False
+    if not ok:
+        _diagnose_fp4q(
+            input,
+            weight,
+            y_fp4,
+            block_scale,
+            global_scale,
+            block_size,
+            scale_format,
+            is_sf_swizzled_layout,
+        )
+    return d  # type: ignore[no-any-return]
+
+
+def _diagnose_fp4q(
+    x: Any,
+    weight: Any,
+    y_fp4: Any,
+    block_scale: Any,
+    global_scale: Any,
+    block_size: Any,
+    scale_format: Any,
+    swizzled: Any,
+) -> None:
+    """Slow path of :func:`_validate_fp4q`: the first problem, named."""
+    from .._core.adapter import short
+
+    where = _where(_FP4Q)
+    if type(block_size) is bool or not isinstance(block_size, int) or block_size not in (16, 32):
+        raise InvalidArgumentError(
+            f"{where}: block_size must be 16 (NVFP4) or 32 (MXFP4), got {block_size!r}"
+        )
+    if scale_format is not None and scale_format not in ("e4m3", "ue8m0"):
+        raise InvalidArgumentError(
+            f"{where}: scale_format must be None, 'e4m3' or 'ue8m0', got {scale_format!r}"
+        )
+    if scale_format == "ue8m0" and block_size == 16:
+        raise InvalidArgumentError(
+            f"{where}: scale_format='ue8m0' needs block_size=32: with block_size=16 every "
+            f"release (0.6.0-0.7.4) writes e4m3 scales whatever the format, into the uint8 "
+            f"buffer it allocates for ue8m0. Fix: block_size=32, or scale_format='e4m3'/None"
+        )
+    if swizzled is not True and swizzled is not False:
+        raise InvalidArgumentError(
+            f"{where}: is_sf_swizzled_layout must be a bool, got {short(swizzled)}"
+        )
+    _check_rows(_FP4Q, x, weight, (2, 3))
+    h = x.shape[-1]
+    if h < 64 or h % block_size:
+        raise InvalidArgumentError(
+            f"{where}: the hidden size (input.shape[-1] = {h}) must be a multiple of "
+            f"block_size = {block_size} and at least 64 (every release asserts both)"
+        )
+    if x.numel() >= _FP4Q_MAX_NUMEL:
+        raise InvalidArgumentError(
+            f"{where}: input has {x.numel()} elements; every release addresses it with "
+            f"32-bit offsets (row * hidden + column), so it must have fewer than 2**31. "
+            f"Fix: split the rows into several calls"
+        )
+    rows = x.numel() // h
+    if y_fp4 is not None:
+        ew.tensor(where, "y_fp4", y_fp4)
+        want = (*x.shape[:-1], h // 2)
+        if y_fp4.dtype not in _FP4_OUT or not _rows_of(y_fp4, x.shape, x.numel(), h // 2):
+            raise InvalidArgumentError(
+                f"{where}: y_fp4 must be uint8 or float4_e2m1fn_x2 {want} (two e2m1 values "
+                f"per byte), got {short(y_fp4)}"
+            )
+    if block_scale is not None:
+        ew.tensor(where, "block_scale", block_scale)
+        if block_scale.element_size() != 1:
+            raise InvalidArgumentError(
+                f"{where}: block_scale must have a 1-byte dtype (float8_e4m3fn for e4m3, "
+                f"uint8 for ue8m0; the kernel writes raw bytes), got {short(block_scale)}"
+            )
+        if swizzled:
+            need = swizzled_sf_size(rows, h, block_size)
+            if block_scale.numel() < need:
+                raise InvalidArgumentError(
+                    f"{where}: a swizzled block_scale must hold ceil(rows / 128) * "
+                    f"ceil(hidden / block_size / 4) * 512 = {need} bytes (rows padded to "
+                    f"128, scale columns to 4), got {short(block_scale)}"
+                )
+        else:
+            want = (*x.shape[:-1], h // block_size)
+            if not _rows_of(block_scale, x.shape, x.numel(), h // block_size):
+                raise InvalidArgumentError(
+                    f"{where}: block_scale must have shape {want} (one scale per "
+                    f"{block_size} values; is_sf_swizzled_layout=False), got "
+                    f"{short(block_scale)}"
+                )
+    for n, t in (("y_fp4", y_fp4), ("block_scale", block_scale)):
+        if t is not None and not t.is_contiguous():
+            raise InvalidArgumentError(
+                f"{where}: {n} must be contiguous: the kernel writes it row-major in place "
+                f"(0.7.4 asserts it; before, a strided block_scale is written through a "
+                f"temporary copy and left unchanged)"
+            )
+    if global_scale is not None:
+        ew.tensor(where, "global_scale", global_scale)
+        if global_scale.dtype is not _F32[0] or tuple(global_scale.shape) != (1,):
+            raise InvalidArgumentError(
+                f"{where}: global_scale must be a float32 tensor of shape (1,) (the encode "
+                f"scale, read on the device), got {short(global_scale)}"
+                + (". Fix: global_scale.reshape(1)" if global_scale.numel() == 1 else "")
+            )
+    ew.check_device(
+        where,
+        "input",
+        x,
+        {
+            "weight": weight,
+            "y_fp4": y_fp4,
+            "block_scale": block_scale,
+            "global_scale": global_scale,
+        },
+    )
+    raise InvalidArgumentError(f"{where}: invalid arguments")  # pragma: no cover
+
+
+class SfPadding(Emulation):
+    """0.7.4's kernel zeroes the padding of a 128x4-swizzled ``block_scale`` (the rows
+    past ``M`` up to a multiple of 128, the scale columns past ``hidden / block_size`` up
+    to a multiple of 4: ``zero_swizzled_sf_padding``, "GEMMs that consume it read the
+    entries ... and fp4_quantize writes zeros there").  0.6.0-0.7.2.post1 write only the
+    real scales.  There fi_compat zeroes the padding before the launch (one memset on the
+    call's stream, of the last row tile, or of the whole buffer where the columns are
+    padded; a zeroed buffer where fi_compat allocates it): the kernel then writes the
+    same bytes as 0.7.4's.  Nothing runs when nothing is padded."""
+
+    name = "sf_padding"
+    params = ("is_sf_swizzled_layout",)
+    boundaries = ("0.7.4",)
+
+    def may_apply(self, p: Any) -> bool:
+        return not at_least(p, "0.7.4")
+
+    def describe(self, p: Any) -> str | None:
+        if not self.may_apply(p):
+            return None
+        return "swizzled `block_scale` padding zeroed before the call, as 0.7.4's kernel does"
+
+    def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
+        pl = adapter.placement
+        if pl is None or not self.may_apply(pl) or not kw["is_sf_swizzled_layout"]:
+            return False
+        x = kw["input"]
+        h: int = x.shape[-1]
+        rows: int = x.numel() // h
+        cols: int = h // kw["block_size"]
+        return rows > 0 and (rows % 128 != 0 or cols % 4 != 0)
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        import torch
+
+        x, bs = kw["input"], kw["block_size"]
+        h = x.shape[-1]
+        rows = x.numel() // h
+        size = swizzled_sf_size(rows, h, bs)
+        sf = kw["block_scale"]
+        if sf is None:  # the buffer the release would allocate, zeroed
+            fmt = kw["scale_format"] or ("ue8m0" if bs == 32 else "e4m3")
+            dt = torch.uint8 if fmt == "ue8m0" else torch.float8_e4m3fn
+            kw["block_scale"] = torch.zeros((size,), dtype=dt, device=x.device)
+            return None
+        flat = sf.view(-1).view(torch.uint8)  # contiguous (validated): views
+        if (h // bs) % 4:
+            flat[:size].zero_()  # padded columns in every row tile
+        else:
+            flat[size - ((h // bs + 3) // 4) * 512 : size].zero_()  # the last row tile
+        return None
+
+
+def _fp4quant() -> EntryPoint:
+    return EntryPoint(
+        facade="fi_compat.norm",
+        name=_FP4Q,
+        module="flashinfer.cute_dsl.rmsnorm_fp4quant",
+        params=(
+            Param("input"),
+            Param("weight"),
+            Param("y_fp4", note="preallocated packed-e2m1 output"),
+            Param("block_scale", note="preallocated scale output"),
+            Param("global_scale", note="encode scale (float32, shape (1,))"),
+            Param("eps"),
+            Param("block_size"),
+            Param("scale_format"),
+            Param(
+                "is_sf_swizzled_layout",
+                emulation="sf_padding",
+                note="128x4-swizzled scales; padding zeroed as 0.7.4 does",
+                ref="0.7.4 zero_swizzled_sf_padding (rmsnorm_fp4quant kernel)",
+            ),
+            Param(
+                "enable_pdl",
+                hint=True,
+                note="programmatic dependent launch",
+                ref="0.6.8 enable_pdl (None/True = device_support_pdl); no PDL before",
+            ),
+        ),
+        validate=_validate_fp4q,
+        validate_args=(
+            "input",
+            "weight",
+            "y_fp4",
+            "block_scale",
+            "global_scale",
+            "block_size",
+            "scale_format",
+            "is_sf_swizzled_layout",
+        ),
+        prepare=_prepare_fp4q,
+        emulations=(SfPadding(),),
+        devices=sm100_only(
+            "rmsnorm_fp4quant is a CuTe-DSL kernel for Blackwell (SM100 and newer): its FP4 "
+            "conversion instructions exist there only"
+        ),
+        feature="norm.fp4quant",
+        matrix_note="CuTe-DSL kernel, SM100+; needs nvidia-cutlass-dsl",
+        optional_deps=(
+            OptionalDependency(
+                VersionRange("0.6.0", "0.6.8"),
+                "cutlass",
+                "nvidia-cutlass-dsl",
+                (),  # a plain dependency of 0.6.0-0.6.7.post3 (no extras in the metadata)
+                "flashinfer.cute_dsl.rmsnorm_fp4quant imports cutlass at module scope",
+            ),
+            OptionalDependency(
+                VersionRange("0.6.8"),
+                "cutlass",
+                "nvidia-cutlass-dsl",
+                ("cu12", "cu13"),
+                "flashinfer.cute_dsl.rmsnorm_fp4quant imports cutlass at module scope",
+            ),
+        ),
+    )
+
+
 SPECS: dict[str, EntryPoint] = {
     "rmsnorm": _norm("rmsnorm", (2, 3), emulations=(Rows3D(),)),
     "fused_add_rmsnorm": _fused("fused_add_rmsnorm"),
@@ -239,5 +613,6 @@ SPECS: dict[str, EntryPoint] = {
         devices=ew.any_cuda_device,
         feature="norm",
     ),
+    "rmsnorm_fp4quant": _fp4quant(),
 }
 ENTRIES = list(SPECS.values())

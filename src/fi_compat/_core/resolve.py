@@ -69,6 +69,16 @@ def problem_error(a: Adapter) -> Exception | None:
             f"Supported: {e.since} to {NEWEST} (newer releases with a warning). Fix: pip "
             f"install 'flashinfer-python>={e.since},<={NEWEST}'"
         )
+    if a.problem == "removed":
+        from ..registry import KNOWN_RELEASES
+
+        last = KNOWN_RELEASES[KNOWN_RELEASES.index(str(e.until)) - 1]
+        fix = e.removed_fix or f"pin 'flashinfer-python>={e.since},<{e.until}'"
+        return errors.UnsupportedFlashInferVersionError(
+            f"{e.dotted} (FlashInfer {e.qualname}) was removed in flashinfer-python "
+            f"{e.until}; installed: {a.release}. fi_compat serves it on {e.since} to "
+            f"{last}. Fix: {fix}"
+        )
     pl = a.placement
     if pl is not None and pl.kind == "newer" and strict():
         from ..policy import version_verdict
@@ -160,10 +170,11 @@ def missing_dependency(a: Adapter, root: str, exc: ImportError) -> Exception:
     dep = e.optional_dependency(a.placement) if a.placement else None
     if dep is not None and dep.module == root:
         extras = " or ".join(f"'flashinfer-python[{x}]=={a.release}'" for x in dep.extras)
+        fix = f"{extras} (or pip install {dep.package})" if extras else dep.package
         return errors.OptionalDependencyMissingError(
             f"{e.module} in flashinfer-python {a.release} needs the optional package "
             f"{dep.package} ({dep.note}), which is not installed ({exc}). Fix: pip install "
-            f"{extras} (or pip install {dep.package})",
+            f"{fix}",
             package=dep.package,
             extra=dep.extras[0] if dep.extras else None,
         )
