@@ -29,6 +29,7 @@ from spy import BindSpy, snapshot_signature
 
 DEC, PAGED, RAGGED = dec_tables.CLASS, pre_tables.PAGED, pre_tables.RAGGED
 CAS, MLA = cas_tables.CLASS, mla_tables.CLASS
+OLD_MLA = dec_tables.MLA_CLASS
 
 # key -> (entry, stub)
 ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
@@ -56,6 +57,9 @@ ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
     f"{MLA}.__init__": (mla_tables.METHODS["__init__"], mla._init),
     f"{MLA}.plan": (mla_tables.METHODS["plan"], mla._plan),
     f"{MLA}.run": (mla_tables.METHODS["run"], mla._run),
+    f"{OLD_MLA}.__init__": (dec_tables.MLA_METHODS["__init__"], decode._mla_init),
+    f"{OLD_MLA}.plan": (dec_tables.MLA_METHODS["plan"], decode._mla_plan),
+    f"{OLD_MLA}.run": (dec_tables.MLA_METHODS["run"], decode._mla_run),
     "trtllm_batch_decode_with_kv_cache": (
         trt_tables.DECODE,
         decode._trtllm_batch_decode_with_kv_cache,
@@ -123,7 +127,7 @@ class AttnSpy(BindSpy):
                 return out
             return out, torch.zeros(q.shape[:-1], dtype=torch.float32)
         if a.get("q_nope") is not None:  # MLA run: out [tokens, heads, head_dim_ckv]
-            q, v = a["q_nope"], a["ckv_cache"]
+            q, v = a["q_nope"], a["ckv_cache" if "ckv_cache" in a else "paged_ckv_cache"]
         elif a.get("query") is not None:  # MLA run, packed inputs (0.7.0)
             q, v = a["query"], a["kv_cache"]
         elif "q" not in a:
@@ -233,6 +237,30 @@ def args(key: str) -> dict[str, Any]:
             "block_tables": _i(0, 1, 2, 0).view(2, 2),
             "seq_lens": _i(40, 7),
             "max_seq_len": 64,
+        }
+    if key == f"{OLD_MLA}.__init__":
+        return {"float_workspace_buffer": torch.empty(64, dtype=torch.uint8)}
+    if key == f"{OLD_MLA}.plan":
+        return {
+            "indptr": _i(0, 2, 3),
+            "indices": _i(0, 1, 2),
+            "last_page_len": _i(3, 4),
+            "num_qo_heads": 16,
+            "head_dim_compressed_kv": 512,
+            "page_size": 16,
+            "sm_scale": 0.0625,
+            "window_left": 100,
+            "logits_soft_cap": 30.0,
+            "data_type": bf,
+            "q_data_type": bf,
+        }
+    if key == f"{OLD_MLA}.run":
+        return {
+            "q_nope": _t(2, 16, 512),
+            "q_pe": _t(2, 16, 64, seed=1),
+            "paged_ckv_cache": _t(3, 16, 512, seed=2),
+            "paged_kpe_cache": _t(3, 16, 64, seed=3),
+            "return_lse": True,
         }
     if key == f"{MLA}.__init__":
         return {"float_workspace_buffer": torch.empty(64, dtype=torch.uint8)}

@@ -470,6 +470,12 @@ def main(argv: list[str] | None = None) -> int:
         from fi_compat._core import facts
 
         path = Path(facts.__file__).with_name("_facts.py")
+        path.write_text(facts.render(positional=False))  # new entry points' facts first
+        import importlib
+
+        from fi_compat._core import _facts
+
+        importlib.reload(_facts)
         path.write_text(facts.render())
         print(f"wrote {path}", file=sys.stderr)
     return 0

@@ -17,7 +17,7 @@ does nothing, on every release (0.7.0 removed it); ``forward`` is FlashInfer's o
 from __future__ import annotations
 
 from ._adapters import _attention
-from ._adapters.decode import CLASS, METHODS, MODULE, SPECS
+from ._adapters.decode import CLASS, METHODS, MLA_CLASS, MLA_METHODS, MODULE, SPECS
 from ._adapters.trtllm_attention import DECODE_SPECS as TRTLLM
 from ._core import OMIT, lazy_facades
 from ._core.classes import WrapperClass, lazy_classes
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from torch import Tensor
 
 __all__ = [
+    "BatchDecodeMlaWithPagedKVCacheWrapper",
     "BatchDecodeWithPagedKVCacheWrapper",
     "fast_decode_plan",
     "single_decode_with_kv_cache",
@@ -295,6 +296,73 @@ def _trtllm_batch_decode_with_kv_cache_mla(
     """
 
 
+def _mla_init(
+    self: Any,
+    float_workspace_buffer: Tensor,
+    use_cuda_graph: bool = False,
+    *,
+    use_tensor_cores: bool = False,
+    paged_kv_indptr_buffer: Tensor | None = None,
+    paged_kv_indices_buffer: Tensor | None = None,
+    paged_kv_last_page_len_buffer: Tensor | None = None,
+    **kwargs: Any,
+) -> None:
+    """Create an MLA decode wrapper (FlashInfer's ``BatchDecodeMlaWithPagedKVCacheWrapper``,
+    0.2.0.post1-0.6.18.post1; 0.7.0 removed it: use
+    ``fi_compat.mla.BatchMLAPagedAttentionWrapper``).  Keyword-only after
+    ``use_cuda_graph`` (0.2.1.post2 inserted ``use_tensor_cores`` at slot 2).
+
+    {release_notes}
+    """
+
+
+def _mla_plan(
+    self: Any,
+    indptr: Tensor,
+    indices: Tensor,
+    last_page_len: Tensor,
+    num_qo_heads: int,
+    head_dim_compressed_kv: int,
+    page_size: int,
+    sm_scale: float,
+    window_left: int = -1,
+    logits_soft_cap: float | None = None,
+    data_type: str | torch.dtype = "float16",
+    q_data_type: str | torch.dtype | None = None,
+    rope_scale: float | None = None,
+    rope_theta: float | None = None,
+    **kwargs: Any,
+) -> None:
+    """Plan an MLA decode batch over the compressed-KV page table.
+
+    {release_notes}
+    """
+
+
+def _mla_run(
+    self: Any,
+    q_nope: Tensor,
+    q_pe: Tensor,
+    paged_ckv_cache: Tensor,
+    paged_kpe_cache: Tensor,
+    q_scale: float | None = None,
+    k_scale: float | None = None,
+    v_scale: float | None = None,
+    *,
+    out: Tensor | None = None,
+    lse: Tensor | None = None,
+    return_lse: bool = False,
+    enable_pdl: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """MLA decode of ``q_nope`` / ``q_pe`` over the planned pages.  Returns ``out``, or
+    ``(out, lse)`` with ``return_lse=True``.  Keyword-only after ``v_scale`` (0.2.1.post2
+    inserted ``out`` / ``lse`` before ``return_lse``).
+
+    {release_notes}
+    """
+
+
 lazy_facades(
     globals(),
     {
@@ -330,6 +398,18 @@ CLASSES = {
         },
     )
 }
+CLASSES[MLA_CLASS] = WrapperClass(
+    facade=__name__,
+    name=MLA_CLASS,
+    module=MODULE,
+    methods={
+        "__init__": (_mla_init, MLA_METHODS["__init__"]),
+        "plan": (_mla_plan, MLA_METHODS["plan"]),
+        "run": (_mla_run, MLA_METHODS["run"]),
+    },
+    aliases={"begin_forward": "plan"},
+    extra={"end_forward": _attention.end_forward, "run_return_lse": _attention.run_return_lse},
+)
 lazy_classes(globals(), CLASSES)
 
 if TYPE_CHECKING:
@@ -343,5 +423,13 @@ if TYPE_CHECKING:
         plan = _plan
         begin_forward = _plan
         run = _run
+
+        def end_forward(self) -> None: ...
+
+    class BatchDecodeMlaWithPagedKVCacheWrapper:
+        __init__ = _mla_init
+        plan = _mla_plan
+        begin_forward = _mla_plan
+        run = _mla_run
 
         def end_forward(self) -> None: ...

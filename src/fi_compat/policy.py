@@ -19,6 +19,10 @@ code                status   what a facade does
                              known release before it
 ==================  =======  ==============================================================
 
+An entry point a release removed (its snapshot ends, ``EntryPoint.until``) raises
+``UnsupportedFlashInferVersionError`` on that release and later ones, naming the last
+release that has it and what to use instead.
+
 Strict mode is read from :func:`fi_compat.registry.strict` on every call, so a verdict
 reflects the environment at the moment it is asked for.  Nothing here imports FlashInfer.
 """

@@ -24,7 +24,7 @@ import re
 from typing import Any, NamedTuple
 
 from .detection import Distribution
-from .registry import KNOWN_RELEASES, NEWEST, VersionRange, at_least
+from .registry import KNOWN_RELEASES, NEWEST, VersionRange, at_least, place
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -169,6 +169,9 @@ def coverage(entry: EntryPoint) -> dict[str, Cell]:
     for release in KNOWN_RELEASES:
         if KNOWN_RELEASES.index(release) < KNOWN_RELEASES.index(entry.since):
             out[release] = Cell("absent", 0, f"added in {entry.since}")
+            continue
+        if entry.until is not None and at_least(place(release), entry.until):
+            out[release] = Cell("absent", 0, f"removed in {entry.until}")
             continue
         g = next(g for g in gens if release in g.range.releases())
         why = []

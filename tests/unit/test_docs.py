@@ -62,5 +62,7 @@ def test_coverage_covers_every_release_and_entry_point() -> None:
         assert list(cells) == list(KNOWN_RELEASES)
         assert {c.category for c in cells.values()} <= set(support.CATEGORIES)
         first = KNOWN_RELEASES.index(e.since)
+        end = len(KNOWN_RELEASES) if e.until is None else KNOWN_RELEASES.index(e.until)
         assert all(cells[r].category == "absent" for r in KNOWN_RELEASES[:first]), e.name
-        assert all(cells[r].category != "absent" for r in KNOWN_RELEASES[first:]), e.name
+        assert all(cells[r].category != "absent" for r in KNOWN_RELEASES[first:end]), e.name
+        assert all(cells[r].category == "absent" for r in KNOWN_RELEASES[end:]), e.name

@@ -160,6 +160,45 @@ def validate_single(where: str, q_dims: int) -> Callable[[Any, Any, Any], int]:
     return validate
 
 
+def validate_mla_run(where: str) -> Callable[..., int]:
+    """The split inputs (``q_nope`` / ``q_pe`` 3-D ``[tokens, heads, dim]``, ``ckv_cache``
+    / ``kpe_cache`` 3-D ``[pages, page_size, dim]``) or the packed ones (0.7.0), all on
+    one device; returns its CUDA index."""
+
+    def validate(
+        q_nope: Any, q_pe: Any, ckv_cache: Any, kpe_cache: Any, query: Any, kv: Any
+    ) -> int:
+        first, named = None, {}
+        for n, t, dims in (
+            ("q_nope", q_nope, (3,)),
+            ("q_pe", q_pe, (3,)),
+            ("ckv_cache", ckv_cache, (2, 3)),
+            ("kpe_cache", kpe_cache, (2, 3)),
+            ("query", query, (3, 4)),
+            ("kv_cache", kv, (3, 4)),
+        ):
+            if t is None:
+                continue
+            ew.tensor(where, n, t)
+            if t.dim() not in dims:
+                raise InvalidArgumentError(
+                    f"{where}: {n} must be {' or '.join(f'{d}-D' for d in dims)}, got shape "
+                    f"{tuple(t.shape)}"
+                )
+            if first is None:
+                first = (n, t)
+            else:
+                named[n] = t
+        if first is None:
+            raise InvalidArgumentError(
+                f"{where}: pass q_nope, q_pe, ckv_cache and kpe_cache (or, from "
+                f"flashinfer-python 0.7.0, query= and kv_cache=)"
+            )
+        return ew.check_device(where, first[0], first[1], named)
+
+    return validate
+
+
 class MultiTokenDecode(Normalizer):
     """Decode ``plan(q_len_per_req > 1)``: the parameter exists from 0.6.13, but before
     0.7.0 the fa2 path runs it with a non-causal mask and one query row per request
@@ -266,6 +305,61 @@ class NoneMeans(Normalizer):
         if at_least(p, self.lo) and not at_least(p, self.hi):
             return f"`{self.args[0]}=None` sent as {self.value!r}"
         return None
+
+
+class IgnoredByBackend(Normalizer):
+    """Arguments the wrapper's kernels would drop without an error: FlashInfer accepts
+    ``names`` on every backend but hands them to some kernels only (read from the
+    releases' ``run`` bodies and kernel bindings; the adapter modules cite them).  The
+    backend is the instance's (``self._backend``, resolved by ``plan``), so this reads
+    the receiver; a call whose arguments would be ignored is refused before the launch,
+    on every release, naming the backend that would drop them.
+
+    ``ignored(self, placement, *values)`` says whether this call's values would be
+    dropped; it runs only when one of ``names`` is given (not ``None``)."""
+
+    out = ()
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        ignored: Callable[..., bool],
+        fix: str,
+        boundaries: tuple[str, ...] = (),
+        also: tuple[str, ...] = (),
+    ) -> None:
+        self.names = names
+        self.args = ("self", *names, *also)
+        self.ignored, self.fix = ignored, fix
+        self.boundaries = boundaries
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or not any(n in adapter.present for n in self.names):
+            return None  # absent: refused by the table unless left out
+        names, ignored, fix, k = self.names, self.ignored, self.fix, len(self.names)
+        where, release = adapter.entry.dotted, adapter.release
+
+        def check(receiver: Any, *values: Any) -> tuple[Any, ...]:
+            if receiver is None or all(v is None for v in values[:k]):
+                return ()
+            if ignored(receiver, pl, *values):
+                given = ", ".join(
+                    f"{n}=..." for n, v in zip(names, values, strict=False) if v is not None
+                )
+                backend = getattr(receiver, "_backend", None)
+                raise InvalidArgumentError(
+                    f"{where}({given}): this wrapper runs the {backend!r} backend, whose "
+                    f"kernels in flashinfer-python {release} do not apply it (FlashInfer "
+                    f"would ignore it without an error and return a different result). "
+                    f"Fix: {fix}"
+                )
+            return ()
+
+        return check
+
+    def describe(self, p: Placement) -> str | None:
+        return f"`{'` / `'.join(self.names)}` refused where the wrapper's backend ignores them"
 
 
 def end_forward(self: Any) -> None:

@@ -24,6 +24,12 @@ shared return / LSE conventions: :mod:`._attention`):
   ``skip_softmax_threshold_scale_factor`` 0.6.4; ``kv_cache_sf`` 0.6.8, called
   ``kv_block_scales`` in 0.6.7.
 * ``single_decode_with_kv_cache``: ``return_lse`` 0.2.6.
+* ``BatchDecodeMlaWithPagedKVCacheWrapper`` (0.2.0.post1-0.6.18.post1; removed in 0.7.0,
+  where ``fi_compat.mla.BatchMLAPagedAttentionWrapper`` serves MLA): ``use_tensor_cores``
+  inserted at slot 2 of ``__init__`` in 0.2.1.post2 (keyword-only here after
+  ``use_cuda_graph``); ``run`` got ``out`` / ``lse`` before ``return_lse`` in 0.2.1.post2
+  (keyword-only here after ``v_scale``; copied into before) and ``enable_pdl`` in 0.2.7
+  (its own docstring: "fake placeholder (sm80)": a hint).
 * ``fast_decode_plan(wrapper, ...)`` (0.4.0; ``q_len_per_req`` inserted before
   ``global_override_indptr_cpu`` in 0.6.16): before 0.4.0 the wrapper's full ``plan``
   (:func:`plan_in_full`), with ``fast_decode_plan``'s dtype defaults.
@@ -35,9 +41,11 @@ from .._core import EntryPoint, Param
 from . import _elementwise as ew
 from ._attention import (
     CallerBuffers,
+    IgnoredByBackend,
     MultiTokenDecode,
     method,
     prepare,
+    validate_mla_run,
     validate_paged_run,
     validate_single,
 )
@@ -130,6 +138,21 @@ PLAN = _method(
     normalizers=(MultiTokenDecode(),),
 )
 
+
+def _decode_ignores_sinks(w: Any, pl: Any, sinks: Any) -> bool:
+    """``run(sinks=...)`` reaches only the trtllm-gen, cute-dsl (0.6.15+), cudnn (0.7.1+)
+    and 0.7.4's XQA multi-token kernels: the fa2 / fa3 prefill-kernel path (``_backend``
+    after ``plan``) and the CUDA-core decode kernels leave it out of their arguments in
+    every release 0.2.10-0.7.4 (0.2.10 decode.py:1292-1321, 0.7.4 decode.py:3833-3879;
+    no fa2 / fa3 binding has a sink parameter)."""
+    if getattr(w, "_use_xqa_mtp_decode", False):
+        return False
+    backend = getattr(w, "_backend", None)
+    if backend in ("fa2", "fa3"):
+        return True
+    return backend in ("auto", None) and not getattr(w, "_use_tensor_cores", True)
+
+
 RUN = _method(
     "run",
     [
@@ -162,6 +185,14 @@ RUN = _method(
     prepare=prepare,
     devices=ew.any_cuda_device,
     emulations=(CallerBuffers(),),
+    normalizers=(
+        IgnoredByBackend(
+            ("sinks",),
+            _decode_ignores_sinks,
+            "create the wrapper with backend='trtllm-gen' (SM10x), 'cute-dsl' (0.6.15+) or "
+            "'cudnn' (0.7.1+), which apply attention sinks",
+        ),
+    ),
 )
 
 SINGLE = EntryPoint(
@@ -283,6 +314,60 @@ FAST_PLAN = EntryPoint(
     matrix_note="before 0.4.0: the wrapper's full plan (fi_compat)",
 )
 
+MLA_CLASS = "BatchDecodeMlaWithPagedKVCacheWrapper"
+_MLA_REMOVED = (
+    "use fi_compat.mla.BatchMLAPagedAttentionWrapper (FlashInfer 0.7.0 removed the MLA "
+    "decode wrapper), or pin 'flashinfer-python<0.7.0'"
+)
+
+
+def _mla_method(name: str, params: list[Param], **kw: Any) -> EntryPoint:
+    return method(
+        FACADE, MODULE, MLA_CLASS, name, params, "attention.decode", removed_fix=_MLA_REMOVED, **kw
+    )
+
+
+_validate_mla = validate_mla_run(f"{FACADE}.{MLA_CLASS}.run")
+
+MLA_METHODS = {
+    "__init__": _mla_method(
+        "__init__",
+        [
+            Param("float_workspace_buffer"),
+            Param("use_cuda_graph"),
+            Param("use_tensor_cores", neutral=(False,), ref="0.2.1.post2 (inserted at slot 2)"),
+            Param("paged_kv_indptr_buffer"),
+            Param("paged_kv_indices_buffer"),
+            Param("paged_kv_last_page_len_buffer"),
+        ],
+    ),
+    "plan": _mla_method(
+        "plan",
+        [
+            *(Param(n) for n in ("indptr", "indices", "last_page_len", "num_qo_heads")),
+            *(Param(n) for n in ("head_dim_compressed_kv", "page_size", "sm_scale")),
+            *(Param(n) for n in ("window_left", "logits_soft_cap", "data_type")),
+            *(Param(n) for n in ("q_data_type", "rope_scale", "rope_theta")),
+        ],
+    ),
+    "run": _mla_method(
+        "run",
+        [
+            *(Param(n) for n in ("q_nope", "q_pe", "paged_ckv_cache", "paged_kpe_cache")),
+            *(Param(n) for n in ("q_scale", "k_scale", "v_scale")),
+            Param("out", emulation="caller_buffers", ref="0.2.1.post2"),
+            Param("lse", emulation="caller_buffers", ref="0.2.1.post2"),
+            Param("return_lse"),
+            Param("enable_pdl", hint=True, note="a placeholder (sm80)", ref="0.2.7"),
+        ],
+        validate=lambda q_nope, q_pe, ckv, kpe: _validate_mla(q_nope, q_pe, ckv, kpe, None, None),
+        validate_args=("q_nope", "q_pe", "paged_ckv_cache", "paged_kpe_cache"),
+        prepare=prepare,
+        devices=ew.any_cuda_device,
+        emulations=(CallerBuffers(),),
+    ),
+}
+
 METHODS = {"__init__": INIT, "plan": PLAN, "run": RUN}
 SPECS = {"single_decode_with_kv_cache": SINGLE, "fast_decode_plan": FAST_PLAN}
-ENTRIES = [*METHODS.values(), SINGLE, FAST_PLAN, *TRTLLM.values()]
+ENTRIES = [*METHODS.values(), SINGLE, FAST_PLAN, *TRTLLM.values(), *MLA_METHODS.values()]

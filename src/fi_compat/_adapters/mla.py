@@ -32,10 +32,10 @@ Read from the released sources (every signature: ``_snapshots/mla.*.json``):
 from __future__ import annotations
 
 from .._core import Emulation, EntryPoint, Normalizer, Param
-from ..errors import InvalidArgumentError, UnsupportedParameterError
+from ..errors import UnsupportedParameterError
 from ..registry import at_least
 from . import _elementwise as ew
-from ._attention import method, prepare
+from ._attention import method, prepare, validate_mla_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -125,45 +125,6 @@ class LseBaseE(Emulation):
         else:  # the caller's lse buffer, written without return_lse
             kw["lse"].mul_(LN2)
         return result
-
-
-def validate_run(where: str) -> Callable[..., int]:
-    """The split inputs (``q_nope`` / ``q_pe`` 3-D ``[tokens, heads, dim]``, ``ckv_cache``
-    / ``kpe_cache`` 3-D ``[pages, page_size, dim]``) or the packed ones (0.7.0), all on
-    one device; returns its CUDA index."""
-
-    def validate(
-        q_nope: Any, q_pe: Any, ckv_cache: Any, kpe_cache: Any, query: Any, kv: Any
-    ) -> int:
-        first, named = None, {}
-        for n, t, dims in (
-            ("q_nope", q_nope, (3,)),
-            ("q_pe", q_pe, (3,)),
-            ("ckv_cache", ckv_cache, (2, 3)),
-            ("kpe_cache", kpe_cache, (2, 3)),
-            ("query", query, (3, 4)),
-            ("kv_cache", kv, (3, 4)),
-        ):
-            if t is None:
-                continue
-            ew.tensor(where, n, t)
-            if t.dim() not in dims:
-                raise InvalidArgumentError(
-                    f"{where}: {n} must be {' or '.join(f'{d}-D' for d in dims)}, got shape "
-                    f"{tuple(t.shape)}"
-                )
-            if first is None:
-                first = (n, t)
-            else:
-                named[n] = t
-        if first is None:
-            raise InvalidArgumentError(
-                f"{where}: pass q_nope, q_pe, ckv_cache and kpe_cache (or, from "
-                f"flashinfer-python 0.7.0, query= and kv_cache=)"
-            )
-        return ew.check_device(where, first[0], first[1], named)
-
-    return validate
 
 
 _BACKENDS: dict[object, str] = {
@@ -260,7 +221,7 @@ RUN = _method(
         Param("bmm1_scale", note="trtllm-gen BMM1 scale", ref="0.7.1"),
         Param("bmm2_scale", note="trtllm-gen BMM2 scale", ref="0.7.1"),
     ],
-    validate=validate_run(f"{FACADE}.{CLASS}.run"),
+    validate=validate_mla_run(f"{FACADE}.{CLASS}.run"),
     validate_args=("q_nope", "q_pe", "ckv_cache", "kpe_cache", "query", "kv_cache"),
     prepare=prepare,
     devices=ew.any_cuda_device,

@@ -41,6 +41,7 @@ from ..registry import at_least
 from . import _elementwise as ew
 from ._attention import (
     CallerBuffers,
+    IgnoredByBackend,
     NoneMeans,
     fp16_qk_reduction,
     method,
@@ -245,6 +246,43 @@ def _run_common(scales: list[str]) -> list[Param]:
     ]
 
 
+def _paged_ignores_sinks(w: Any, pl: Placement, sinks: Any) -> bool:
+    """Paged prefill ``run(sinks=...)``: only the trtllm-gen branch of ``paged_run``
+    forwards it (0.2.10 prefill.py:217/565, 0.7.4 prefill.py:867); the fa2 and fa3
+    branches drop it (0.7.4 prefill.py:878-966), and so does cudnn before 0.7.1, which
+    raises from 0.7.1 (cute-dsl raises too)."""
+    backend = getattr(w, "_backend", None)
+    return backend in ("fa2", "fa3") or (backend == "cudnn" and not at_least(pl, "0.7.1"))
+
+
+def _paged_ignores_scales(w: Any, pl: Placement, q: Any, k: Any, v: Any) -> bool:
+    """Paged prefill ``q_scale`` / ``k_scale`` / ``v_scale``: 0.2.10 multiplies q and k
+    into ``sm_scale`` but never applies ``v_scale`` (0.2.10 prefill.py:1985-1988), 0.2.11+
+    apply all three on fa2 / fa3 / trtllm-gen; cudnn ignores all three before 0.6.0
+    (0.5.3 prefill.py:2127-2150).  Before 0.2.10 not read here: passed as given."""
+    if getattr(w, "_backend", None) == "cudnn" and not at_least(pl, "0.6.0"):
+        return True
+    return v is not None and at_least(pl, "0.2.10") and not at_least(pl, "0.2.11")
+
+
+def _ragged_ignores_scales(
+    w: Any, pl: Placement, q_scale: Any, k_scale: Any, v_scale: Any, q: Any, k: Any, sf: Any
+) -> bool:
+    """Ragged ``q_scale`` / ``k_scale`` / ``v_scale`` (0.6.0) on fa2 / fa3: ignored in
+    0.6.0-0.6.9 (0.6.0 prefill.py:2985-3100); 0.6.10+ apply them with an NVFP4 cache
+    (``kv_cache_sf``); 0.7.0+ also apply ``k_scale`` / ``v_scale`` to FP8 K / V with a
+    16-bit q (0.7.4 prefill.py:6924-6931, 7485-7487).  Everything else is dropped."""
+    if getattr(w, "_backend", None) not in ("fa2", "fa3"):
+        return False
+    if sf is not None and at_least(pl, "0.6.10"):
+        return False
+    if at_least(pl, "0.7.0") and q_scale is None:
+        fp8 = getattr(getattr(k, "dtype", None), "itemsize", 0) == 1
+        if fp8 and getattr(getattr(q, "dtype", None), "itemsize", 0) == 2:
+            return False
+    return True
+
+
 PAGED_METHODS = {
     "__init__": _init(
         PAGED,
@@ -299,8 +337,25 @@ PAGED_METHODS = {
         prepare=prepare,
         devices=ew.any_cuda_device,
         emulations=(CallerBuffers(), LseForm()),
+        normalizers=(
+            IgnoredByBackend(
+                ("sinks",),
+                _paged_ignores_sinks,
+                "create the wrapper with backend='trtllm-gen' (SM10x), which applies "
+                "attention sinks",
+                boundaries=("0.7.1",),
+            ),
+            IgnoredByBackend(
+                ("q_scale", "k_scale", "v_scale"),
+                _paged_ignores_scales,
+                "scale q / k / v yourself, or use another backend (fa2 / fa3 apply them "
+                "from 0.2.11; cudnn from 0.6.0)",
+                boundaries=("0.2.11", "0.6.0"),
+            ),
+        ),
     ),
 }
+
 
 RAGGED_METHODS = {
     "__init__": _init(RAGGED, ["qo_indptr_buf", "kv_indptr_buf"], []),
@@ -347,6 +402,16 @@ RAGGED_METHODS = {
         prepare=prepare,
         devices=ew.any_cuda_device,
         emulations=(CallerBuffers(), LseForm()),
+        normalizers=(
+            IgnoredByBackend(
+                ("q_scale", "k_scale", "v_scale"),
+                _ragged_ignores_scales,
+                "scale q / k / v yourself, or pass FP8 K / V with a 16-bit q (0.7.0+), or "
+                "an NVFP4 cache with kv_cache_sf (0.6.10+)",
+                boundaries=("0.6.10", "0.7.0"),
+                also=("q", "k", "kv_cache_sf"),
+            ),
+        ),
     ),
 }
 

@@ -114,6 +114,54 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "enable_pdl": (("0.6.8", None),),
         },
     ),
+    "decode.BatchDecodeMlaWithPagedKVCacheWrapper.__init__": (
+        "0.2.0.post1",
+        {
+            "self": (("0.2.0.post1", "0.7.0"),),
+            "float_workspace_buffer": (("0.2.0.post1", "0.7.0"),),
+            "use_cuda_graph": (("0.2.0.post1", "0.7.0"),),
+            "paged_kv_indptr_buffer": (("0.2.0.post1", "0.7.0"),),
+            "paged_kv_indices_buffer": (("0.2.0.post1", "0.7.0"),),
+            "paged_kv_last_page_len_buffer": (("0.2.0.post1", "0.7.0"),),
+            "use_tensor_cores": (("0.2.1.post2", "0.7.0"),),
+        },
+    ),
+    "decode.BatchDecodeMlaWithPagedKVCacheWrapper.plan": (
+        "0.2.0.post1",
+        {
+            "self": (("0.2.0.post1", "0.7.0"),),
+            "indptr": (("0.2.0.post1", "0.7.0"),),
+            "indices": (("0.2.0.post1", "0.7.0"),),
+            "last_page_len": (("0.2.0.post1", "0.7.0"),),
+            "num_qo_heads": (("0.2.0.post1", "0.7.0"),),
+            "head_dim_compressed_kv": (("0.2.0.post1", "0.7.0"),),
+            "page_size": (("0.2.0.post1", "0.7.0"),),
+            "sm_scale": (("0.2.0.post1", "0.7.0"),),
+            "window_left": (("0.2.0.post1", "0.7.0"),),
+            "logits_soft_cap": (("0.2.0.post1", "0.7.0"),),
+            "data_type": (("0.2.0.post1", "0.7.0"),),
+            "q_data_type": (("0.2.0.post1", "0.7.0"),),
+            "rope_scale": (("0.2.0.post1", "0.7.0"),),
+            "rope_theta": (("0.2.0.post1", "0.7.0"),),
+        },
+    ),
+    "decode.BatchDecodeMlaWithPagedKVCacheWrapper.run": (
+        "0.2.0.post1",
+        {
+            "self": (("0.2.0.post1", "0.7.0"),),
+            "q_nope": (("0.2.0.post1", "0.7.0"),),
+            "q_pe": (("0.2.0.post1", "0.7.0"),),
+            "paged_ckv_cache": (("0.2.0.post1", "0.7.0"),),
+            "paged_kpe_cache": (("0.2.0.post1", "0.7.0"),),
+            "q_scale": (("0.2.0.post1", "0.7.0"),),
+            "k_scale": (("0.2.0.post1", "0.7.0"),),
+            "v_scale": (("0.2.0.post1", "0.7.0"),),
+            "return_lse": (("0.2.0.post1", "0.7.0"),),
+            "out": (("0.2.1.post2", "0.7.0"),),
+            "lse": (("0.2.1.post2", "0.7.0"),),
+            "enable_pdl": (("0.2.7", "0.7.0"),),
+        },
+    ),
     "decode.BatchDecodeWithPagedKVCacheWrapper.__init__": (
         "0.2.0.post1",
         {
@@ -160,6 +208,12 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "window_right": (("0.6.15", None),),
             "is_causal": (("0.7.0", None),),
             "use_token_head_sf": (("0.7.4", None),),
+        },
+    ),
+    "decode.BatchDecodeWithPagedKVCacheWrapper.end_forward": (
+        "0.2.0.post1",
+        {
+            "self": (("0.2.0.post1", "0.7.0"),),
         },
     ),
     "decode.BatchDecodeWithPagedKVCacheWrapper.forward": (
@@ -1193,6 +1247,12 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "use_token_head_sf": (("0.7.4", None),),
         },
     ),
+    "prefill.BatchPrefillWithPagedKVCacheWrapper.end_forward": (
+        "0.2.0.post1",
+        {
+            "self": (("0.2.0.post1", "0.7.0"),),
+        },
+    ),
     "prefill.BatchPrefillWithPagedKVCacheWrapper.forward": (
         "0.2.0.post1",
         {
@@ -1341,6 +1401,12 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "qo_indptr_cpu": (("0.7.4", None),),
             "kv_indptr_cpu": (("0.7.4", None),),
             "use_token_head_sf": (("0.7.4", None),),
+        },
+    ),
+    "prefill.BatchPrefillWithRaggedKVCacheWrapper.end_forward": (
+        "0.2.0.post1",
+        {
+            "self": (("0.2.0.post1", "0.7.0"),),
         },
     ),
     "prefill.BatchPrefillWithRaggedKVCacheWrapper.forward": (
@@ -1763,6 +1829,16 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
     ),
 }
 
+# entry points a release removed: the first release without it
+REMOVED: dict[str, str] = {
+    "decode.BatchDecodeMlaWithPagedKVCacheWrapper.__init__": "0.7.0",
+    "decode.BatchDecodeMlaWithPagedKVCacheWrapper.plan": "0.7.0",
+    "decode.BatchDecodeMlaWithPagedKVCacheWrapper.run": "0.7.0",
+    "decode.BatchDecodeWithPagedKVCacheWrapper.end_forward": "0.7.0",
+    "prefill.BatchPrefillWithPagedKVCacheWrapper.end_forward": "0.7.0",
+    "prefill.BatchPrefillWithRaggedKVCacheWrapper.end_forward": "0.7.0",
+}
+
 # first release from which positional calls mean the same as the stable order
 POSITIONAL_FROM: dict[str, str | None] = {
     "fi_compat.activation.gelu_and_mul": "0.2.0.post1",
@@ -1774,11 +1850,16 @@ POSITIONAL_FROM: dict[str, str | None] = {
     "fi_compat.cascade.merge_state": "0.2.0.post1",
     "fi_compat.cascade.merge_state_in_place": "0.2.0.post1",
     "fi_compat.cascade.merge_states": "0.2.0.post1",
+    "fi_compat.decode.BatchDecodeMlaWithPagedKVCacheWrapper.__init__": None,
+    "fi_compat.decode.BatchDecodeMlaWithPagedKVCacheWrapper.plan": "0.2.0.post1",
+    "fi_compat.decode.BatchDecodeMlaWithPagedKVCacheWrapper.run": None,
     "fi_compat.decode.BatchDecodeWithPagedKVCacheWrapper.__init__": "0.2.9",
     "fi_compat.decode.BatchDecodeWithPagedKVCacheWrapper.plan": "0.6.15",
     "fi_compat.decode.BatchDecodeWithPagedKVCacheWrapper.run": "0.2.0.post2",
     "fi_compat.decode.fast_decode_plan": "0.6.16",
     "fi_compat.decode.single_decode_with_kv_cache": "0.2.0.post1",
+    "fi_compat.decode.trtllm_batch_decode_with_kv_cache": None,
+    "fi_compat.decode.trtllm_batch_decode_with_kv_cache_mla": None,
     "fi_compat.fused_moe.block_scale_interleave": "0.5.0",
     "fi_compat.fused_moe.cutlass_fused_moe": "0.6.18",
     "fi_compat.fused_moe.reorder_rows_for_gated_act_gemm": "0.5.0",
@@ -1809,6 +1890,7 @@ POSITIONAL_FROM: dict[str, str | None] = {
     "fi_compat.norm.gemma_rmsnorm": "0.2.0.post1",
     "fi_compat.norm.layernorm": "0.5.0",
     "fi_compat.norm.rmsnorm": "0.2.0.post1",
+    "fi_compat.norm.rmsnorm_fp4quant": "0.6.0",
     "fi_compat.prefill.BatchPrefillWithPagedKVCacheWrapper.__init__": "0.2.0.post2",
     "fi_compat.prefill.BatchPrefillWithPagedKVCacheWrapper.plan": "0.6.0",
     "fi_compat.prefill.BatchPrefillWithPagedKVCacheWrapper.run": "0.2.0.post1",
@@ -1816,6 +1898,7 @@ POSITIONAL_FROM: dict[str, str | None] = {
     "fi_compat.prefill.BatchPrefillWithRaggedKVCacheWrapper.plan": "0.7.4",
     "fi_compat.prefill.BatchPrefillWithRaggedKVCacheWrapper.run": "0.2.0.post1",
     "fi_compat.prefill.single_prefill_with_kv_cache": "0.2.6",
+    "fi_compat.prefill.trtllm_batch_context_with_kv_cache": None,
     "fi_compat.quantization.block_scale_interleave": "0.2.9",
     "fi_compat.quantization.e2m1_and_ufp8sf_scale_to_float": "0.2.9",
     "fi_compat.quantization.fp4_quantize": "0.6.11",

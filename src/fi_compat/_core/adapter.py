@@ -18,9 +18,8 @@ falls back to it for everything else.  In order, ``translate``:
 
 from __future__ import annotations
 
-import os
-
 import _thread
+import os
 
 from .. import errors
 from ..registry import NEWEST, at_least
@@ -395,9 +394,10 @@ class Adapter:
 
     # -- the general path -------------------------------------------------------------
     def translate(
-        self, kw: dict[str, Any], extra: dict[str, Any]
+        self, kw: dict[str, Any], extra: dict[str, Any], receiver: Any = None
     ) -> tuple[dict[str, Any], list[tuple[Emulation, object]]]:
-        """Stable arguments -> (keyword arguments of the release's call, post-steps)."""
+        """Stable arguments -> (keyword arguments of the release's call, post-steps).
+        ``receiver``: the instance a method is called on (a normaliser may read it)."""
         err = resolve.problem_error(self)
         if err is not None:
             raise err
@@ -414,8 +414,10 @@ class Adapter:
 
             if debug_enabled():
                 e.debug(self, kw)
+        recv = e.receiver
         for args, outs, fn in self.normalizers:
-            kw.update(zip(outs, fn(*(kw[n] for n in args)), strict=True))
+            vals = (receiver if n == recv else kw[n] for n in args)
+            kw.update(zip(outs, fn(*vals), strict=True))
         active = []
         for em in e.emulations.values():
             if em.needed(self, kw):
@@ -505,7 +507,7 @@ class Adapter:
         if self._target is None:
             self.resolve()  # the enum tables and the imported-release check come with it
         hooks = [(rf, [kw[n] for n in args]) for args, rf in self.results]  # as passed
-        call, states = self.translate(kw, extra)
+        call, states = self.translate(kw, extra, None if receiver is NO_RECEIVER else receiver)
         fn = self.ns["_fn"]
         if any(em.skip_call(st) for em, st in states):
             result = None

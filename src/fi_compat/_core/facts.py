@@ -50,9 +50,12 @@ def _merge(ranges: list[tuple[str, str | None]]) -> Ranges:
 
 def apply(entry: EntryPoint) -> str:
     """Fill ``since``/``until``/``gaps`` of ``entry``'s parameters; return its first release."""
+    from . import _facts
     from ._facts import FACTS
 
     k = key(entry.module, entry.attr)
+    removed: dict[str, str] = getattr(_facts, "REMOVED", {})  # absent while regenerating
+    entry.until = removed.get(k)
     try:
         first, params = FACTS[k]
     except KeyError:
@@ -107,7 +110,8 @@ def compute(data: dict[str, Any]) -> tuple[str, dict[str, Ranges]]:
         for name, kind, _default, _ann in data["signatures"][rel[r]["signature"]]:
             if kind not in ("va", "vk"):
                 having.setdefault(name, []).append(r)
-    if present != list(KNOWN_RELEASES[KNOWN_RELEASES.index(present[0]) :]):
+    lo = KNOWN_RELEASES.index(present[0])
+    if present != list(KNOWN_RELEASES[lo : lo + len(present)]):
         raise ValueError(f"{data['entry']}: the entry point has gaps; not supported")
     nxt = {
         r: (KNOWN_RELEASES[i + 1] if i + 1 < len(KNOWN_RELEASES) else None)
@@ -129,8 +133,10 @@ def _lit(x: object) -> str:
     return repr(x)
 
 
-def render() -> str:
-    """The source of :mod:`fi_compat._core._facts`, from every snapshot on disk."""
+def render(positional: bool = True) -> str:
+    """The source of :mod:`fi_compat._core._facts`, from every snapshot on disk.
+    ``positional=False`` keeps the current positional facts: a first pass, needed when
+    a new entry point's table cannot be built before its snapshot facts exist."""
     import json
     from pathlib import Path
 
@@ -143,12 +149,17 @@ def render() -> str:
         "",
         "FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {",
     ]
+    removed: dict[str, str] = {}
     for path in sorted(snap.glob("*.json")):
         data = json.loads(path.read_text())
         if data.get("kind") == "enum" or path.stem.startswith("tllm_enums."):
             continue
         if data["releases"].get(KNOWN_RELEASES[-1]) is None:
-            continue  # removed (``end_forward`` 0.7.0): reference data, no facade serves it
+            last = max(
+                (r for r, v in data["releases"].items() if v is not None),
+                key=KNOWN_RELEASES.index,
+            )
+            removed[path.stem] = KNOWN_RELEASES[KNOWN_RELEASES.index(last) + 1]
         first, params = compute(data)
         lines.append(f"    {_lit(path.stem)}: (")
         lines.append(f"        {_lit(first)},")
@@ -159,9 +170,21 @@ def render() -> str:
         lines.append("    ),")
     lines.append("}")
     lines.append("")
+    lines.append("# entry points a release removed: the first release without it")
+    lines.append("REMOVED: dict[str, str] = {")
+    for k, v in sorted(removed.items()):
+        lines.append(f"    {_lit(k)}: {_lit(v)},")
+    lines.append("}")
+    lines.append("")
     lines.append("# first release from which positional calls mean the same as the stable order")
     lines.append("POSITIONAL_FROM: dict[str, str | None] = {")
-    for k, since in sorted(_positional_all().items()):
+    if positional:
+        known = _positional_all()
+    else:
+        from . import _facts
+
+        known = dict(getattr(_facts, "POSITIONAL_FROM", {}))
+    for k, since in sorted(known.items()):
         lines.append(f"    {_lit(k)}: {_lit(since)},")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -200,7 +223,8 @@ def _positional_from(entry: EntryPoint) -> str | None:
 
     stable = [n for n in entry.order if not entry.params[n].keyword_only]
     ok_from: str | None = None
-    for r in KNOWN_RELEASES[KNOWN_RELEASES.index(entry.since) :]:
+    hi = None if entry.until is None else KNOWN_RELEASES.index(entry.until)
+    for r in KNOWN_RELEASES[KNOWN_RELEASES.index(entry.since) : hi]:
         sig = signature(entry, r) or []
         pl = place(r)
         back = {p.spelling(pl)[0]: n for n, p in entry.params.items() if p.present_in(pl)}

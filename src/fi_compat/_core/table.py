@@ -356,8 +356,10 @@ class Normalizer:
     """A per-call rewrite of some arguments into the form the release reads (a scale
     tensor's layout, a dtype, a packed routing tensor), run on both paths.
 
-    ``args``: the stable parameters it reads; ``out``: those it returns new values of
-    (none: a check of the arguments against what the release can do).
+    ``args``: the stable parameters it reads (for a method also the receiver's name,
+    ``"self"``: the instance, e.g. to read the backend a wrapper was built with);
+    ``out``: those it returns new values of (none: a check of the arguments against
+    what the release can do).
     ``build(adapter)`` returns the function ``f(*args) -> tuple(out values)`` for that
     release, or ``None`` when the release needs nothing (then nothing runs per call).
     The function must be cheap and copy-free for inputs that already conform."""
@@ -396,7 +398,9 @@ class ResultHook:
 
 
 class OptionalDependency:
-    """An optional package a FlashInfer module imports unguarded from some release on."""
+    """An optional package a FlashInfer module imports unguarded from some release on;
+    ``extras``: the ``flashinfer-python[extra]`` names that install it on those releases
+    (``()`` where the release's metadata has none: the fix names the package itself)."""
 
     __slots__ = ("range", "module", "package", "extras", "note")
 
@@ -447,6 +451,7 @@ class EntryPoint:
         fallback: Callable[..., Any] | None = None,
         attr_spelled: tuple[tuple[str, str], ...] = (),
         host_tensors: bool = False,
+        removed_fix: str = "",
     ) -> None:
         self.facade = facade
         self.name = name
@@ -491,6 +496,10 @@ class EntryPoint:
         for p in params:
             if p.emulation is not None and p.emulation not in self.emulations:
                 raise ValueError(f"{name}: {p.name} names unknown emulation {p.emulation!r}")
+        # until: the first release that no longer has it (facts: the snapshot ends)
+        self.until: str | None = None
+        # removed_fix: what to use instead on releases from ``until`` (the error's fix)
+        self.removed_fix = removed_fix
         self.since = facts.apply(self)
         self.bound = False
 
@@ -611,8 +620,10 @@ class EntryPoint:
         for issue in self.issues():
             cuts.update(b for b in (issue.range.lo, issue.range.hi) if b)
         lo = KNOWN_RELEASES.index(self.since)
-        ordered = [r for r in KNOWN_RELEASES[lo:] if r in cuts]
-        return [VersionRange(a, b) for a, b in zip(ordered, [*ordered[1:], None], strict=True)]
+        hi = len(KNOWN_RELEASES) if self.until is None else KNOWN_RELEASES.index(self.until)
+        ordered = [r for r in KNOWN_RELEASES[lo:hi] if r in cuts]
+        ends: list[str | None] = [*ordered[1:], self.until]
+        return [VersionRange(a, b) for a, b in zip(ordered, ends, strict=True)]
 
     def select(self, fi: Distribution | None) -> Adapter:
         """The adapter for the detected distribution (error adapters raise at call time)."""
@@ -627,6 +638,8 @@ class EntryPoint:
         if pl.pos < 2 * KNOWN_RELEASES.index(self.since):
             problem = "fallback" if self.fallback is not None else "below-floor"
             return Adapter(self, fi, pl, problem=problem)
+        if self.until is not None and at_least(pl, self.until):
+            return Adapter(self, fi, pl, problem="removed")
         rng = next(g for g in self.generations() if g.contains(pl))
         return Adapter(self, fi, pl, rng)
 

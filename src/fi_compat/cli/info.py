@@ -130,6 +130,13 @@ def _entry_status(entry: EntryPoint, adapter: Adapter, code: str) -> dict[str, A
             "detail": f"{entry.qualname} exists from flashinfer-python {entry.since}; "
             f"fi_compat emulates it here",
         }
+    if adapter.problem == "removed":
+        return {
+            "status": "removed",
+            "optional_dependency": None,
+            "detail": f"{entry.qualname} was removed in flashinfer-python {entry.until}"
+            + (f"; {entry.removed_fix}" if entry.removed_fix else ""),
+        }
     if adapter.problem == "below-floor" or code in ("below-floor", "invalid-version"):
         return {
             "status": "unsupported release",
