@@ -140,3 +140,21 @@ def test_the_wrapper_is_a_subclass_of_flashinfers(name: str) -> None:
     old = getattr(fi_compat.written_for("0.5.3"), fi)
     written = getattr(old, name)
     assert issubclass(written, cls) and written.plan is not cls.plan
+
+
+@in_process
+def test_the_removed_mla_decode_wrapper_by_release() -> None:
+    """0.2.0.post1-0.6.18.post1: a subclass of FlashInfer's class; 0.7.0 removed it, and
+    using fi_compat's name raises the typed error naming the replacement."""
+    from fi_compat import decode, errors
+    from fi_compat.registry import at_least, place
+
+    assert CELL is not None
+    cls = decode.BatchDecodeMlaWithPagedKVCacheWrapper
+    if not at_least(place(CELL), "0.7.0"):
+        base = _module("decode").BatchDecodeMlaWithPagedKVCacheWrapper
+        assert issubclass(cls, base) and cls.begin_forward is cls.plan
+        return
+    assert not hasattr(_module("decode"), "BatchDecodeMlaWithPagedKVCacheWrapper")
+    with pytest.raises(errors.UnsupportedFlashInferVersionError, match="removed in"):
+        cls(None)
