@@ -507,6 +507,10 @@ class EntryPoint:
     def qualname(self) -> str:
         return f"{self.module}.{self.attr}"
 
+    def exists_in(self, p: Placement) -> bool:
+        """Release ``p`` has the entry point (from ``since``, before ``until``)."""
+        return at_least(p, self.since) and (self.until is None or not at_least(p, self.until))
+
     def attr_on(self, p: Placement | None) -> str:
         """The attribute path of the function on release ``p`` (see ``attr_spelled``)."""
         out = self.attr

@@ -186,13 +186,23 @@ def _entry_status(entry: EntryPoint, adapter: Adapter, code: str) -> dict[str, A
 # sys.modules, and find_spec locates the package without running it)
 _PROBE = """
 import importlib, importlib.util, json, sys, time
-for name in sys.argv[1:]:
-    t = time.time()
+root = None  # every flashinfer.* import runs the package's __init__ first: if that
+t = time.time()  # fails, it fails for every module alike (one interpreter, not one each)
+if all(n.split(".")[0] == "flashinfer" for n in sys.argv[1:]):
     try:
-        importlib.import_module(name)
-        out = {"ok": True}
+        importlib.import_module("flashinfer")
     except BaseException as e:
-        out = {"ok": False, "error": f"{type(e).__name__}: {e}"[:500]}
+        root = {"ok": False, "error": f"{type(e).__name__}: {e}"[:500], "root": True}
+for name in sys.argv[1:]:
+    if root is None:
+        t = time.time()
+        try:
+            importlib.import_module(name)
+            out = {"ok": True}
+        except BaseException as e:
+            out = {"ok": False, "error": f"{type(e).__name__}: {e}"[:500]}
+    else:
+        out = dict(root)
     out["seconds"] = round(time.time() - t, 2)
     m = next((sys.modules[n] for n in ("flashinfer", "flashinfer.version",
               "flashinfer._build_meta") if n in sys.modules), None)
@@ -202,7 +212,7 @@ for name in sys.argv[1:]:
     except BaseException:
         out["flashinfer_file"] = None
     print(json.dumps({"module": name, **out}), flush=True)
-    if not out["ok"]:
+    if not out["ok"] and root is None:
         break  # what a failed import leaves in sys.modules would sway the next ones
 """
 
@@ -218,7 +228,9 @@ def probe_modules(modules: list[str], timeout: float = 120.0) -> dict[str, dict[
     imports succeed (one interpreter start and FlashInfer import for all); after a
     failure the rest are probed in a new one, since what a failed import leaves in
     ``sys.modules`` can let a later import of the same package pass where a fresh one
-    fails.  ``timeout`` bounds each interpreter."""
+    fails.  When ``import flashinfer`` itself fails, every ``flashinfer.*`` module gets
+    that error from the one interpreter (each would run the failing ``__init__`` first).
+    ``timeout`` bounds each interpreter."""
     order = sorted(set(modules), key=lambda m: -m.count("."))
     out: dict[str, dict[str, Any]] = {}
     while len(out) < len(order):  # each run settles at least one more module
