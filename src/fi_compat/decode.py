@@ -20,7 +20,7 @@ from ._adapters import _attention
 from ._adapters.decode import CLASS, METHODS, MLA_CLASS, MLA_METHODS, MODULE, SPECS
 from ._adapters.trtllm_attention import DECODE_SPECS as TRTLLM
 from ._core import OMIT, lazy_facades
-from ._core.classes import WrapperClass, lazy_classes
+from ._core.classes import lazy_classes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -382,34 +382,11 @@ lazy_facades(
     },
 )
 CLASSES = {
-    CLASS: WrapperClass(
-        facade=__name__,
-        name=CLASS,
-        module=MODULE,
-        methods={
-            "__init__": (_init, METHODS["__init__"]),
-            "plan": (_plan, METHODS["plan"]),
-            "run": (_run, METHODS["run"]),
-        },
-        aliases={"begin_forward": "plan"},
-        extra={
-            "end_forward": _attention.end_forward,
-            "run_return_lse": _attention.run_return_lse,
-        },
-    )
+    CLASS: _attention.wrapper_class(__name__, MODULE, CLASS, METHODS, (_init, _plan, _run)),
+    MLA_CLASS: _attention.wrapper_class(
+        __name__, MODULE, MLA_CLASS, MLA_METHODS, (_mla_init, _mla_plan, _mla_run)
+    ),
 }
-CLASSES[MLA_CLASS] = WrapperClass(
-    facade=__name__,
-    name=MLA_CLASS,
-    module=MODULE,
-    methods={
-        "__init__": (_mla_init, MLA_METHODS["__init__"]),
-        "plan": (_mla_plan, MLA_METHODS["plan"]),
-        "run": (_mla_run, MLA_METHODS["run"]),
-    },
-    aliases={"begin_forward": "plan"},
-    extra={"end_forward": _attention.end_forward, "run_return_lse": _attention.run_return_lse},
-)
 lazy_classes(globals(), CLASSES)
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ._adapters import _attention
 from ._adapters.mla import CLASS, METHODS, MODULE
-from ._core.classes import WrapperClass, lazy_classes
+from ._core.classes import lazy_classes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -143,16 +143,8 @@ def _run(
 
 
 CLASSES = {
-    CLASS: WrapperClass(
-        facade=__name__,
-        name=CLASS,
-        module=MODULE,
-        methods={
-            "__init__": (_init, METHODS["__init__"]),
-            "plan": (_plan, METHODS["plan"]),
-            "run": (_run, METHODS["run"]),
-        },
-        extra={"run_return_lse": _attention.run_return_lse},
+    CLASS: _attention.wrapper_class(
+        __name__, MODULE, CLASS, METHODS, (_init, _plan, _run), legacy=False
     )
 }
 lazy_classes(globals(), CLASSES)

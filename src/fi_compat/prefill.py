@@ -21,7 +21,7 @@ from ._adapters import _attention
 from ._adapters.prefill import MODULE, PAGED, PAGED_METHODS, RAGGED, RAGGED_METHODS, SPECS
 from ._adapters.trtllm_attention import PREFILL_SPECS as TRTLLM
 from ._core import lazy_facades
-from ._core.classes import WrapperClass, lazy_classes
+from ._core.classes import lazy_classes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -336,24 +336,13 @@ lazy_facades(
 )
 
 
-def _wrapper(name: str, methods: dict[str, Any], stubs: tuple[Any, Any, Any]) -> WrapperClass:
-    names = ("__init__", "plan", "run")
-    return WrapperClass(
-        facade=__name__,
-        name=name,
-        module=MODULE,
-        methods={m: (s, methods[m]) for m, s in zip(names, stubs, strict=True)},
-        aliases={"begin_forward": "plan"},
-        extra={
-            "end_forward": _attention.end_forward,
-            "run_return_lse": _attention.run_return_lse,
-        },
-    )
-
-
 CLASSES = {
-    PAGED: _wrapper(PAGED, PAGED_METHODS, (_paged_init, _paged_plan, _paged_run)),
-    RAGGED: _wrapper(RAGGED, RAGGED_METHODS, (_ragged_init, _ragged_plan, _ragged_run)),
+    PAGED: _attention.wrapper_class(
+        __name__, MODULE, PAGED, PAGED_METHODS, (_paged_init, _paged_plan, _paged_run)
+    ),
+    RAGGED: _attention.wrapper_class(
+        __name__, MODULE, RAGGED, RAGGED_METHODS, (_ragged_init, _ragged_plan, _ragged_run)
+    ),
 }
 lazy_classes(globals(), CLASSES)
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from typing import Any, cast
 
     from .._core import Adapter
+    from .._core.classes import WrapperClass
     from ..registry import Placement
 else:
 
@@ -70,6 +71,10 @@ def fp16_qk_reduction() -> Param:
         ref="0.2.0.post2 rename",
     )
 
+
+# ln 2: the kernels' ``math::loge2`` (float32) and ``flashinfer/utils.py`` ``ln2``; a
+# base-2 LSE times this in float32 is the natural-log LSE FlashInfer itself returns
+LN2 = 0.6931471805599453094
 
 _TENSOR: list[Any] = [None]  # torch.Tensor, bound by prepare() at the first call
 
@@ -328,7 +333,7 @@ class IgnoredByBackend(Normalizer):
         boundaries: tuple[str, ...] = (),
         also: tuple[str, ...] = (),
     ) -> None:
-        self.names = names
+        self.names = self.only_if_given = names
         self.args = ("self", *names, *also)
         self.ignored, self.fix = ignored, fix
         self.boundaries = boundaries
@@ -360,6 +365,33 @@ class IgnoredByBackend(Normalizer):
 
     def describe(self, p: Placement) -> str | None:
         return f"`{'` / `'.join(self.names)}` refused where the wrapper's backend ignores them"
+
+
+def wrapper_class(
+    facade: str,
+    module: str,
+    name: str,
+    tables: dict[str, EntryPoint],
+    stubs: tuple[Any, Any, Any],
+    legacy: bool = True,
+) -> WrapperClass:
+    """The ``WrapperClass`` of an attention wrapper: ``__init__`` / ``plan`` / ``run``
+    from ``stubs`` and ``tables``, ``run_return_lse``, and with ``legacy`` the pre-0.7.0
+    names (``begin_forward`` = ``plan``, a no-op ``end_forward``)."""
+    from .._core.classes import WrapperClass
+
+    names = ("__init__", "plan", "run")
+    extra: dict[str, Any] = {"run_return_lse": run_return_lse}
+    if legacy:
+        extra["end_forward"] = end_forward
+    return WrapperClass(
+        facade=facade,
+        name=name,
+        module=module,
+        methods={m: (s, tables[m]) for m, s in zip(names, stubs, strict=True)},
+        aliases={"begin_forward": "plan"} if legacy else {},
+        extra=extra,
+    )
 
 
 def end_forward(self: Any) -> None:

@@ -35,7 +35,7 @@ from .._core import Emulation, EntryPoint, Normalizer, Param
 from ..errors import UnsupportedParameterError
 from ..registry import at_least
 from . import _elementwise as ew
-from ._attention import method, prepare, validate_mla_run
+from ._attention import LN2, method, prepare, validate_mla_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,7 +49,6 @@ MODULE = "flashinfer.mla"
 CLASS = "BatchMLAPagedAttentionWrapper"
 FACADE = "fi_compat.mla"
 FLOOR = "0.2.2"
-LN2 = 0.693147180559945309417  # math::loge2, a float32 constant in the kernels
 
 
 def _method(name: str, params: list[Param], **kw: Any) -> EntryPoint:

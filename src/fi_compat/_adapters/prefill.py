@@ -40,6 +40,7 @@ from .._core import Emulation, EntryPoint, Param
 from ..registry import at_least
 from . import _elementwise as ew
 from ._attention import (
+    LN2,
     CallerBuffers,
     IgnoredByBackend,
     NoneMeans,
@@ -68,7 +69,6 @@ MODULE = "flashinfer.prefill"
 PAGED = "BatchPrefillWithPagedKVCacheWrapper"
 RAGGED = "BatchPrefillWithRaggedKVCacheWrapper"
 FACADE = "fi_compat.prefill"
-LN2 = 0.6931471805599453094  # flashinfer/utils.py ln2 (0.7.1+)
 
 
 class LseForm(Emulation):

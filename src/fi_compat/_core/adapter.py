@@ -94,6 +94,7 @@ class Adapter:
         self.spelling: dict[str, str] = {}  # stable name -> the release's name
         self.enums: dict[str, tuple[str, str]] = {}  # name -> (stable, release) enum class
         self.normalizers: list[tuple[tuple[str, ...], tuple[str, ...], Callable[..., Any]]] = []
+        self.normalizer_guards: list[tuple[str, ...]] = []  # Normalizer.only_if_given
         self.results: list[tuple[tuple[str, ...], Callable[..., Any]]] = []
         self.result_serves: frozenset[str] = frozenset()
         self.source = ""  # the generated code (fi_compat.explain)
@@ -128,6 +129,7 @@ class Adapter:
             fn = nm.build(self)
             if fn is not None:
                 self.normalizers.append((nm.args, nm.out, fn))
+                self.normalizer_guards.append(nm.only_if_given)
         serves: set[str] = set()
         for rh in entry.results:
             rf = rh.build(self)
@@ -415,7 +417,9 @@ class Adapter:
             if debug_enabled():
                 e.debug(self, kw)
         recv = e.receiver
-        for args, outs, fn in self.normalizers:
+        for (args, outs, fn), guard in zip(self.normalizers, self.normalizer_guards, strict=True):
+            if guard and all(kw[n] is None for n in guard):
+                continue
             vals = (receiver if n == recv else kw[n] for n in args)
             kw.update(zip(outs, fn(*vals), strict=True))
         active = []

@@ -215,7 +215,13 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
                 body.append(f"    {call}")
         for i, (args, outs, _fn) in enumerate(adapter.normalizers):
             lhs = f"{', '.join(outs)}, = " if outs else ""  # no outputs: a check
-            body.append(f"    {lhs}_N{i}({', '.join(args)})")
+            call = f"{lhs}_N{i}({', '.join(args)})"
+            guard = adapter.normalizer_guards[i]
+            if guard:  # a check of arguments that are usually left out: no call then
+                body.append(f"    if {' or '.join(f'{n} is not None' for n in guard)}:")
+                body.append(f"        {call}")
+            else:
+                body.append(f"    {call}")
         conds = ["not kwargs"]
         for n in adapter.native_dtypes:
             if n in e.validate_args:  # checked just above: cast inline (cast() explains)

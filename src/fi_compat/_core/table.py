@@ -367,6 +367,9 @@ class Normalizer:
     args: tuple[str, ...] = ()
     out: tuple[str, ...] = ()
     boundaries: tuple[str, ...] = ()
+    # a check (no ``out``) that does nothing while all these are None: the call is
+    # skipped then, so arguments that are rarely given cost one ``is not None`` each
+    only_if_given: tuple[str, ...] = ()
 
     def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
         raise NotImplementedError
