@@ -92,9 +92,10 @@ class MethodSpy(Spy):
 
 
 def test_a_method_stub_gets_the_receiver_and_keywords() -> None:
-    entry = _method_entry()
+    entry, stub = _method_entry(), _method_stub()
+    entry.bind_stub(stub)  # the parameter list is the stub's
     adapter = entry.select(Distribution("flashinfer-python", "0.7.4", "<test>", ""))
-    method = adapter.build(_method_stub())
+    method = adapter.build(stub)
     spy = MethodSpy(snapshot_signature("0.7.4"))
     adapter._publish(spy)
 

@@ -76,8 +76,6 @@ def _act(name: str) -> EntryPoint:
         name=name,
         module="flashinfer.activation",
         params=(
-            Param("input"),
-            Param("out"),
             Param(
                 "enable_pdl",
                 hint=True,

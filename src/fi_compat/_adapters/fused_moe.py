@@ -34,6 +34,8 @@ Read from the released sources (``pip download flashinfer-python==V``,
 from __future__ import annotations
 
 from .._core import Emulation, EntryPoint, Param
+from .._core._facts import FACTS
+from .._core.facts import key as snapshot_key
 from ..device import cutlass_moe_arch_problem, trtllm_moe_arch_problem
 from ..enums import ACTIVATION_TO_GATED
 from ..errors import InvalidArgumentError
@@ -95,20 +97,6 @@ class LegacyGatedAct(Emulation):
             )
         kw["activation_type"] = wanted
         return None
-
-
-def _common_routing() -> list[Param]:
-    """num_experts ... routed_scaling_factor: identical in every TRTLLM entry point."""
-    return [
-        Param("num_experts"),
-        Param("top_k"),
-        Param("n_group"),
-        Param("topk_group"),
-        Param("intermediate_size"),
-        Param("local_expert_offset"),
-        Param("local_num_experts"),
-        Param("routed_scaling_factor"),
-    ]
 
 
 def _rmt() -> Param:
@@ -211,15 +199,19 @@ MOE_FLOOR = "0.5.0"
 
 def _entry(name: str, params: list[Param], **kw: Any) -> EntryPoint:
     emulations = list(kw.pop("emulations", ()))
-    copies = []
-    for out in params:
-        if out.name in ("output", "out"):
-            out.emulation = "output_copy"
-            copies.append(OutputCopy(out.name))
+    module = kw.pop("module", "flashinfer.fused_moe")
+    # an output buffer (``output``, the helpers' ``out``) is copied into on releases
+    # that lack it: every MoE entry point's buffer parameter, from its snapshot facts
+    known = FACTS[snapshot_key(module, name)][1]
+    copies = [OutputCopy(n) for n in ("output", "out") if n in known]
+    params = [
+        *params,
+        *(Param(c.param, emulation="output_copy", note="output buffer") for c in copies),
+    ]
     e = EntryPoint(
         facade="fi_compat.fused_moe",
         name=name,
-        module=kw.pop("module", "flashinfer.fused_moe"),
+        module=module,
         params=params,
         emulations=[*emulations, *copies],
         feature=kw.pop("feature", "moe.trtllm"),
@@ -233,31 +225,11 @@ def _entry(name: str, params: list[Param], **kw: Any) -> EntryPoint:
 
 
 def _fp4_params(routed: bool) -> list[Param]:
-    first = Param("topk_ids") if routed else Param("routing_logits")
     head = [
-        first,
-        Param("routing_bias"),
-        Param("hidden_states"),
-        Param("hidden_states_scale"),
-        Param("gemm1_weights"),
-        Param("gemm1_weights_scale"),
-        Param("gemm1_bias"),
-        Param("gemm1_alpha"),
-        Param("gemm1_beta"),
-        Param("gemm1_clamp_limit"),
-        Param("gemm2_weights"),
-        Param("gemm2_weights_scale"),
-        Param("gemm2_bias"),
-        Param("output1_scale_scalar"),
-        Param("output1_scale_gate_scalar"),
-        Param("output2_scale_scalar"),
-        *_common_routing(),
         _rmt(),
         _do_finalize(),
-        Param("enable_pdl"),
         _act(fp4=True),
         _opt("per_token_scale", "per-token activation scales"),
-        Param("output"),
         _tune(),
     ]
     if routed:
@@ -304,22 +276,11 @@ def _layout() -> Param:
 
 
 def _fp8_block_params(routed: bool) -> list[Param]:
-    first = Param("topk_ids") if routed else Param("routing_logits")
     head = [
-        first,
-        Param("routing_bias"),
-        Param("hidden_states"),
-        Param("hidden_states_scale"),
-        Param("gemm1_weights"),
-        Param("gemm1_weights_scale"),
-        Param("gemm2_weights"),
-        Param("gemm2_weights_scale"),
-        *_common_routing(),
         _rmt(),
         Param("use_shuffled_weight", explicit=True),
         Param("weight_layout", enum="WeightLayout"),
         _do_finalize(),
-        Param("enable_pdl"),
     ]
     fp8q = Param(
         "fp8_quantization_type",
@@ -330,7 +291,6 @@ def _fp8_block_params(routed: bool) -> list[Param]:
         return [
             *head,
             _opt("gemm1_lora_delta", "LoRA delta of gemm1"),
-            Param("output"),
             _tune(),
             fp8q,
             _act(),
@@ -352,7 +312,6 @@ def _fp8_block_params(routed: bool) -> list[Param]:
         _opt("gemm1_alpha"),
         _opt("gemm1_beta"),
         _opt("gemm1_clamp_limit"),
-        Param("output"),
         _opt("valid_hidden_size", "padded hidden size"),
         _opt("valid_intermediate_size", "padded intermediate size"),
         _opt("gemm1_bias", "gemm1 bias"),
@@ -363,41 +322,26 @@ def _fp8_block_params(routed: bool) -> list[Param]:
 
 
 def _fp8_pt_params(routed: bool) -> list[Param]:
-    first = Param("topk_ids") if routed else Param("routing_logits")
     head = [
-        first,
-        Param("routing_bias"),
-        Param("hidden_states"),
-        Param("gemm1_weights"),
-        Param("output1_scales_scalar"),
-        Param("output1_scales_gate_scalar"),
-        Param("gemm2_weights"),
-        Param("output2_scales_scalar"),
-        *_common_routing(),
-        Param("use_routing_scales_on_input"),
         _rmt(),
     ]
     if routed:
         return [
             *head,
             _do_finalize(),
-            Param("enable_pdl"),
             _tune(),
             _act(),
             _opt("routing_replay_out", "routing replay buffer"),
-            Param("output"),
             _opt("gemm1_clamp_limit"),
             _ws(),
         ]
     return [
         *head,
         _do_finalize(),
-        Param("enable_pdl"),
         _tune(),
         _act(),
         _norm_topk(),
         _opt("routing_replay_out", "routing replay buffer"),
-        Param("output"),
         _opt("gemm1_clamp_limit"),
         _ws(),
         _tile(),
@@ -407,16 +351,10 @@ def _fp8_pt_params(routed: bool) -> list[Param]:
 def _bf16_params(routed: bool) -> list[Param]:
     if routed:
         return [
-            Param("topk_ids"),
-            Param("hidden_states"),
-            Param("gemm1_weights"),
-            Param("gemm2_weights"),
-            *_common_routing(),
             _rmt(),
             Param("use_shuffled_weight", explicit=True),
             Param("weight_layout", enum="WeightLayout"),
             _do_finalize(),
-            Param("enable_pdl"),
             _opt("gemm1_lora_delta", "LoRA delta of gemm1"),
             _tune(),
             _act(),
@@ -424,21 +362,13 @@ def _bf16_params(routed: bool) -> list[Param]:
             _opt("gemm1_alpha"),
             _opt("gemm1_beta"),
             _opt("gemm1_clamp_limit"),
-            Param("output"),
             _ws(),
         ]
     return [
-        Param("routing_logits"),
-        Param("routing_bias"),
-        Param("hidden_states"),
-        Param("gemm1_weights"),
-        Param("gemm2_weights"),
-        *_common_routing(),
         _rmt(),
         Param("use_shuffled_weight", explicit=True),
         Param("weight_layout", enum="WeightLayout"),
         _do_finalize(),
-        Param("enable_pdl"),
         _tune(),
         _act(),
         _norm_topk(),
@@ -446,28 +376,14 @@ def _bf16_params(routed: bool) -> list[Param]:
         _opt("gemm1_alpha"),
         _opt("gemm1_beta"),
         _opt("gemm1_clamp_limit"),
-        Param("output"),
         _ws(),
     ]
 
 
 def _mxint4_params() -> list[Param]:
     return [
-        Param("routing_logits"),
-        Param("routing_bias"),
-        Param("hidden_states"),
-        Param("gemm1_weights"),
-        Param("gemm1_weights_scale"),
-        Param("gemm1_alpha"),
-        Param("gemm1_beta"),
-        Param("gemm1_clamp_limit"),
-        Param("gemm2_weights"),
-        Param("gemm2_weights_scale"),
-        *_common_routing(),
         _rmt(),
         _do_finalize(),
-        Param("enable_pdl"),
-        Param("output"),
         _tune(),
         _norm_topk(),
         _opt("routing_replay_out", "routing replay buffer"),
@@ -479,38 +395,12 @@ def _mxint4_params() -> list[Param]:
 
 def _cutlass_params() -> list[Param]:
     return [
-        Param("input"),
-        Param("token_selected_experts"),
-        Param("token_final_scales"),
-        Param("fc1_expert_weights"),
-        Param("fc2_expert_weights"),
-        Param("output_dtype"),
-        Param("quant_scales"),
-        Param("fc1_expert_biases"),
-        Param("fc2_expert_biases"),
-        Param("input_sf"),
-        Param("swiglu_alpha"),
-        Param("swiglu_beta"),
-        Param("swiglu_limit"),
-        Param("tp_size"),
-        Param("tp_rank"),
-        Param("ep_size"),
-        Param("ep_rank"),
-        Param("cluster_size"),
-        Param("cluster_rank"),
-        Param("output"),
-        Param("enable_alltoall"),
-        Param("use_deepseek_fp8_block_scale"),
-        Param("use_w4_group_scaling"),
-        Param("use_mxfp8_act_scaling"),
-        Param("min_latency_mode"),
         Param("use_packed_weights", note="packed weights"),
         Param(
             "use_wfp4afp8_humming",
             note="W-FP4 A-FP8 'humming' kernels (absent 0.6.16.post3-0.6.17)",
         ),
         _tune(),
-        Param("enable_pdl"),
         Param("activation_type", enum="ActivationType"),
         Param("swizzled_input_sf", neutral=(True,), note="linear input_sf layout"),
         Param(
@@ -533,7 +423,7 @@ _ROUTED_ARGS = ("topk_ids", "hidden_states", "num_experts", "top_k")
 
 
 def _trtllm(name: str, params: list[Param], *norms: Any, **kw: Any) -> EntryPoint:
-    routed = "topk_ids" in {p.name for p in params}
+    routed = name.endswith("_routed_moe")
     return _entry(
         name,
         params,
@@ -630,7 +520,7 @@ HELPERS = {
         ),
         _helper(
             "block_scale_interleave",
-            [Param("unswizzled_sf"), Param("out", note="preallocated output")],
+            [],
         ),
         _helper("reorder_rows_for_gated_act_gemm", [Param("x")]),
     )

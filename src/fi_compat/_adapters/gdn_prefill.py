@@ -816,14 +816,6 @@ SPEC = EntryPoint(
     name=NAME,
     module="flashinfer.gdn_prefill",
     params=(
-        Param("q"),
-        Param("k"),
-        Param("v"),
-        Param("g"),
-        Param("beta"),
-        Param("scale"),
-        Param("initial_state"),
-        Param("output_final_state"),
         Param(
             "cu_seqlens",
             dtypes=(("0.6.0", "int64"), ("0.7.0", "int32")),
@@ -835,8 +827,6 @@ SPEC = EntryPoint(
             note="q/k L2 normalisation",
             ref="honoured from 0.7.1 (normalize_qk before dispatch); emulated before",
         ),
-        Param("output"),
-        Param("output_state"),
         Param("state_checkpoints", note="intermediate-state checkpoints"),
         Param(
             "checkpoint_cu_starts",

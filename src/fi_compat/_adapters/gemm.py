@@ -162,8 +162,6 @@ def _bmm_fp8() -> EntryPoint:
             Param("B"),
             Param("A_scale"),
             Param("B_scale"),
-            Param("dtype"),
-            Param("out"),
             Param(
                 "backend",
                 neutral=("cublas",),
@@ -189,11 +187,6 @@ def _mm_fp8() -> EntryPoint:
         name="mm_fp8",
         module="flashinfer",
         params=(
-            Param("a"),
-            Param("b"),
-            Param("alpha"),
-            Param("out_dtype"),
-            Param("out"),
             Param(
                 "backend",
                 value_since={
@@ -247,15 +240,6 @@ def _mm_fp4() -> EntryPoint:
         name="mm_fp4",
         module="flashinfer",
         params=(
-            Param("a"),
-            Param("b"),
-            Param("a_descale"),
-            Param("b_descale"),
-            Param("alpha"),
-            Param("out_dtype"),
-            Param("out"),
-            Param("block_size"),
-            Param("use_8x4_sf_layout"),
             Param(
                 "backend",
                 explicit=True,
@@ -291,12 +275,7 @@ def _mm_bf16() -> EntryPoint:
         name="mm_bf16",
         module="flashinfer",
         params=(
-            Param("a"),
-            Param("b"),
-            Param("bias"),
             Param("pdl", note="programmatic dependent launch"),
-            Param("out"),
-            Param("out_dtype"),
             Param(
                 "backend",
                 explicit=True,

@@ -141,12 +141,6 @@ _BACKENDS: dict[object, str] = {
 INIT = _method(
     "__init__",
     [
-        Param("float_workspace_buffer"),
-        Param("use_cuda_graph"),
-        Param("qo_indptr"),
-        Param("kv_indptr"),
-        Param("kv_indices"),
-        Param("kv_len_arr"),
         Param(
             "backend",
             value_since=_BACKENDS,
@@ -198,13 +192,6 @@ PLAN = _method(
 RUN = _method(
     "run",
     [
-        Param("q_nope"),
-        Param("q_pe"),
-        Param("ckv_cache"),
-        Param("kpe_cache"),
-        Param("out"),
-        Param("lse"),
-        Param("return_lse"),
         Param("profiler_buffer", note="profile output", ref="0.2.3"),
         Param("kv_len", note="cutlass backend input", ref="0.2.6"),
         Param("page_table", note="cutlass backend input", ref="0.2.6"),

@@ -538,14 +538,9 @@ def _fp4quant() -> EntryPoint:
         name=_FP4Q,
         module="flashinfer.cute_dsl.rmsnorm_fp4quant",
         params=(
-            Param("input"),
-            Param("weight"),
             Param("y_fp4", note="preallocated packed-e2m1 output"),
             Param("block_scale", note="preallocated scale output"),
             Param("global_scale", note="encode scale (float32, shape (1,))"),
-            Param("eps"),
-            Param("block_size"),
-            Param("scale_format"),
             Param(
                 "is_sf_swizzled_layout",
                 emulation="sf_padding",

@@ -145,11 +145,7 @@ def _init(cls: str, buffers: list[str], extra: list[Param]) -> EntryPoint:
         cls,
         "__init__",
         [
-            Param("float_workspace_buffer"),
-            Param("kv_layout"),
-            Param("use_cuda_graph"),
             *(Param(b) for b in buffers),
-            Param("custom_mask_buf"),
             Param("mask_indptr_buf", spelled=(("0.2.0.post2", "qk_indptr_buf", None),)),
             Param("backend", value_since=_BACKEND, ref=_BACKEND_REF),
             Param("jit_args", note="custom JIT module arguments", ref="0.2.0.post2"),
@@ -164,26 +160,16 @@ def _init(cls: str, buffers: list[str], extra: list[Param]) -> EntryPoint:
 def _common_plan_head(paged: bool) -> list[Param]:
     head = [Param("qo_indptr")]
     if paged:
-        head += [
-            Param("paged_kv_indptr"),
-            Param("paged_kv_indices"),
-            Param("paged_kv_last_page_len"),
-        ]
+        head += []
     else:
         head += [Param("kv_indptr")]
     head += [
-        Param("num_qo_heads"),
-        Param("num_kv_heads"),
         Param("head_dim_qk", spelled=(("0.2.1", "head_dim", None),), ref="0.2.1 rename"),
     ]
     if paged:
         head.append(Param("page_size"))
     head += [
         Param("head_dim_vo", note="value head size other than head_dim_qk", ref="0.2.1"),
-        Param("custom_mask"),
-        Param("packed_custom_mask"),
-        Param("causal"),
-        Param("pos_encoding_mode"),
         fp16_qk_reduction(),
     ]
     return head
@@ -191,8 +177,6 @@ def _common_plan_head(paged: bool) -> list[Param]:
 
 def _dtypes() -> list[Param]:
     return [
-        Param("q_data_type"),
-        Param("kv_data_type"),
         Param("o_data_type", note="output dtype other than q's", ref="0.6.0 (inserted)"),
         Param(
             "non_blocking",
@@ -239,7 +223,6 @@ def _run_common(scales: list[str]) -> list[Param]:
         ),
         Param("out", emulation="caller_buffers", ref="0.2.1.post2"),
         Param("lse", emulation="caller_buffers", ref="0.2.1.post2"),
-        Param("return_lse"),
         Param("lse_base", emulation="lse_form", ref="0.7.1"),
         Param("lse_layout", emulation="lse_form", ref="0.7.1"),
         Param("enable_pdl", hint=True, note="programmatic dependent launch", ref="0.2.7"),
@@ -299,11 +282,6 @@ PAGED_METHODS = {
         "plan",
         [
             *_common_plan_head(paged=True),
-            Param("sm_scale"),
-            Param("window_left"),
-            Param("logits_soft_cap"),
-            Param("rope_scale"),
-            Param("rope_theta"),
             *_dtypes(),
             *_items(),
             *_trtllm(("seq_lens",), "0.2.9"),
@@ -318,8 +296,6 @@ PAGED_METHODS = {
         PAGED,
         "run",
         [
-            Param("q"),
-            Param("paged_kv_cache"),
             *_run_common(["q_scale", "k_scale", "v_scale"]),
             Param("window_left", note="per-run sliding window", ref="0.2.9"),
             Param("sinks", note="attention sinks", ref="0.2.10"),
@@ -364,11 +340,6 @@ RAGGED_METHODS = {
         "plan",
         [
             *_common_plan_head(paged=False),
-            Param("window_left"),
-            Param("logits_soft_cap"),
-            Param("sm_scale"),
-            Param("rope_scale"),
-            Param("rope_theta"),
             *_dtypes(),
             *_items(),
             *_split(),
@@ -391,9 +362,6 @@ RAGGED_METHODS = {
         RAGGED,
         "run",
         [
-            Param("q"),
-            Param("k"),
-            Param("v"),
             *_run_common(["q_scale", "k_scale", "v_scale", "o_scale"]),
             Param("kv_cache_sf", note="NVFP4 KV-cache scale factors", ref="0.6.10"),
         ],
@@ -420,26 +388,12 @@ SINGLE = EntryPoint(
     name="single_prefill_with_kv_cache",
     module=MODULE,
     params=[
-        Param("q"),
-        Param("k"),
-        Param("v"),
         Param("scale_q", note="fp8 scale of q", ref="0.2.6 (inserted after v)"),
         Param("scale_k", note="fp8 scale of k", ref="0.2.6"),
         Param("scale_v", note="fp8 scale of v", ref="0.2.6"),
         Param("o_dtype", note="output dtype", ref="0.2.6"),
-        Param("custom_mask"),
-        Param("packed_custom_mask"),
-        Param("causal"),
-        Param("kv_layout"),
-        Param("pos_encoding_mode"),
         fp16_qk_reduction(),
-        Param("sm_scale"),
-        Param("window_left"),
-        Param("logits_soft_cap"),
-        Param("rope_scale"),
-        Param("rope_theta"),
         Param("backend", value_since=_BACKEND, ref=_BACKEND_REF),
-        Param("return_lse"),
         Param("kv_cache_sf", note="NVFP4 KV-cache scale factors", ref="0.6.10"),
         Param("k_scale", note="NVFP4 / fp8 k scale", ref="0.6.10"),
         Param("v_scale", note="NVFP4 / fp8 v scale", ref="0.6.10"),

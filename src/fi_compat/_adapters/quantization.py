@@ -225,11 +225,8 @@ def _fp4() -> EntryPoint:
         name=name,
         module="flashinfer",
         params=(
-            Param("input"),
             Param("global_scale", note="encode scale (float32)"),
             Param("sf_vec_size", value_since={32: "0.2.9"}, ref="0.2.9 sf_vec_size 32"),
-            Param("sf_use_ue8m0"),
-            Param("is_sf_swizzled_layout"),
             Param("is_sf_8x4_layout", note="8x4 scale layout", ref="0.2.9"),
             Param(
                 "is_global_scale_inversed",
@@ -261,11 +258,8 @@ def _nvfp4() -> EntryPoint:
         name=name,
         module="flashinfer",
         params=(
-            Param("a"),
             Param("a_global_sf", note="encode scale (float32)"),
             Param("sfLayout", enum="SfLayout", emulation="linear_layout"),
-            Param("do_shuffle"),
-            Param("sf_vec_size"),
             _pdl("0.2.11.post2"),
             backend,
             Param("per_token_activation", note="per-token scales", ref="0.6.11"),
@@ -293,7 +287,6 @@ def _mxfp4() -> EntryPoint:
         name=name,
         module="flashinfer",
         params=(
-            Param("a"),
             backend,
             _pdl("0.6.7"),
             Param("sfLayout", enum="SfLayout", ref="0.6.16"),
@@ -317,8 +310,6 @@ def _mxfp8() -> EntryPoint:
         name=name,
         module="flashinfer",
         params=(
-            Param("input"),
-            Param("is_sf_swizzled_layout"),
             Param("alignment", note="K padding", ref="0.2.11"),
             _pdl("0.2.11.post2"),
             backend,
@@ -361,12 +352,7 @@ def _e2m1() -> EntryPoint:
         name="e2m1_and_ufp8sf_scale_to_float",
         module="flashinfer",
         params=(
-            Param("e2m1_tensor"),
-            Param("ufp8_scale_tensor"),
             Param("global_scale_tensor", note="decode scale, multiplied in"),
-            Param("sf_vec_size"),
-            Param("ufp8_type"),
-            Param("is_sf_swizzled_layout"),
             Param("is_sf_8x4_layout", note="8x4 scale layout", ref="0.6.16"),
         ),
         prepare=_prepare,
@@ -405,7 +391,6 @@ def _interleave() -> EntryPoint:
         module="flashinfer",
         attr_spelled=(("0.2.13", "nvfp4_block_scale_interleave"),),
         params=(
-            Param("unswizzled_sf"),
             Param("out", emulation="output_copy", note="preallocated output", ref="0.7.2.post1"),
         ),
         validate=_validate_interleave,

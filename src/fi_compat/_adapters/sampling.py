@@ -325,8 +325,6 @@ _IDX_REF = "0.2.3-0.5.3 sampling.cu static_cast<int*>(maybe_indices); 0.6.0 int3
 
 def _common() -> list[Param]:
     return [
-        Param("deterministic"),
-        Param("generator"),
         Param("check_nan", note="a host-side NaN scan before the launch"),
         Param(
             "seed",
@@ -410,17 +408,11 @@ def _chain() -> EntryPoint:
         name=name,
         module="flashinfer.sampling",
         params=(
-            Param("draft_probs"),
-            Param("draft_token_ids"),
-            Param("target_probs"),
-            Param("maybe_output_accepted_token_num"),
             Param(
                 "maybe_output_emitted_draft_token_num",
                 spelled=(("0.2.5", "maybe_output_emitted_token_num", None),),
                 ref="0.2.5 renamed (the kernel writes the same count)",
             ),
-            Param("deterministic"),
-            Param("generator"),
             Param("seed", emulation="seed_offset", note="Philox seed", ref="0.6.0; 0.6.4"),
             Param("offset", emulation="seed_offset", note="Philox offset", ref="0.6.0; 0.6.4"),
         ),

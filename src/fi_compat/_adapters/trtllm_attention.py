@@ -295,7 +295,6 @@ MLA = _entry(
         *_p("query", "kv_cache", "workspace_buffer", "qk_nope_head_dim", "kv_lora_rank"),
         *_p("qk_rope_head_dim", "block_tables", "seq_lens", "max_seq_len"),
         Param("sparse_mla_top_k", note="sparse MLA", ref="0.6.0"),
-        Param("out"),
         Param("bmm1_scale", ref="a tensor from 0.5.3"),
         Param("bmm2_scale", ref="a tensor from 0.5.3"),
         Param("sinks", note="attention sinks", ref="0.2.10"),

@@ -48,25 +48,36 @@ def _merge(ranges: list[tuple[str, str | None]]) -> Ranges:
     return tuple((KNOWN_RELEASES[lo], None if hi == end else KNOWN_RELEASES[hi]) for lo, hi in out)
 
 
-def apply(entry: EntryPoint) -> str:
-    """Fill ``since``/``until``/``gaps`` of ``entry``'s parameters; return its first release."""
-    from . import _facts
+def _facts_of(entry: EntryPoint) -> tuple[str, dict[str, Ranges]]:
     from ._facts import FACTS
 
     k = key(entry.module, entry.attr)
-    removed: dict[str, str] = getattr(_facts, "REMOVED", {})  # absent while regenerating
-    entry.until = removed.get(k)
     try:
         first, params = FACTS[k]
     except KeyError:
         raise ValueError(
             f"{entry.name}: no snapshot facts for {k!r}; run tools/snapshot.py "
-            f"{entry.module}:{entry.attr} and tools/snapshot.py --facts"
+            f"{entry.module}:{entry.attr} --facts"
         ) from None
     if entry.floor is not None:
-        older = first
-        first, params = _from_floor(first, params, entry.floor)
-        entry.older_unserved = older != first  # releases before the floor have it
+        return _from_floor(first, params, entry.floor)
+    return first, params
+
+
+def first(entry: EntryPoint) -> str:
+    """The entry point's first release (set ``until`` and ``older_unserved`` too)."""
+    from . import _facts
+
+    removed: dict[str, str] = getattr(_facts, "REMOVED", {})  # absent while regenerating
+    entry.until = removed.get(key(entry.module, entry.attr))
+    since, _ = _facts_of(entry)
+    entry.older_unserved = since != _facts.FACTS[key(entry.module, entry.attr)][0]
+    return since
+
+
+def apply(entry: EntryPoint) -> None:
+    """Fill ``since``/``until``/``gaps`` of ``entry``'s parameters (stub bound)."""
+    first, params = _facts_of(entry)
     for p in entry.params.values():
         if p.own:
             continue
@@ -77,7 +88,6 @@ def apply(entry: EntryPoint) -> str:
         p.since = None if merged[0][0] == first else merged[0][0]
         p.until = merged[-1][1]
         p.gaps = tuple((a[1], b[0]) for a, b in pairwise(merged))  # type: ignore[misc]
-    return first
 
 
 def _from_floor(first: str, params: dict[str, Ranges], floor: str) -> tuple[str, dict[str, Ranges]]:

@@ -136,9 +136,17 @@ def _split_top(text: str, sep: str) -> list[str]:
 
 def parse_kind(annotation: object, enum_names: frozenset[str]) -> Kind | None:
     """A :class:`Kind` from a stub annotation string (``from __future__ import
-    annotations``), or ``None`` when some part cannot be checked cheaply."""
+    annotations``); ``None`` for an explicit ``Any`` (unchecked by choice).  Anything
+    else fi_compat cannot check is a ``ValueError``: a parameter is never left
+    unchecked by accident."""
+    if annotation is None:
+        raise ValueError("no annotation (write `Any` to leave it unchecked)")
     if not isinstance(annotation, str):
-        return None
+        raise ValueError(
+            f"annotation {annotation!r} is not a string (from __future__ import annotations)"
+        )
+    if annotation[:1] in "'\"" and annotation[-1:] == annotation[:1]:
+        annotation = annotation[1:-1]  # a quoted annotation
     kind = Kind(annotation)
     types: list[type] = []
     for part in _split_top(annotation, "|"):
@@ -150,6 +158,10 @@ def parse_kind(annotation: object, enum_names: frozenset[str]) -> Kind | None:
             kind.dtype = True
         elif part.startswith(("Sequence[", "list[", "tuple[")):
             types += [list, tuple]  # the items are FlashInfer's business
+        elif part.startswith("dict["):
+            types.append(dict)
+        elif part in ("Any", "object"):
+            return None  # explicitly unchecked
         elif part in enum_names:
             kind.enum = part
         elif part.startswith("Literal[") and part.endswith("]"):
@@ -159,9 +171,13 @@ def parse_kind(annotation: object, enum_names: frozenset[str]) -> Kind | None:
                 elif lit in ("True", "False"):
                     types.append(bool)
                 else:
-                    return None
+                    raise ValueError(f"cannot check the literal {lit} in {annotation!r}")
         else:
-            return None
+            raise ValueError(
+                f"cannot check {part!r} in the annotation {annotation!r} (the kinds: int, "
+                f"float, bool, str, None, Tensor, torch.dtype, Literal[...], a fi_compat enum, "
+                f"list/tuple/Sequence/dict[...]; `Any` leaves it unchecked)"
+            )
     kind.types = tuple(dict.fromkeys(types))
     return kind
 
@@ -464,8 +480,11 @@ class EntryPoint:
         # it define the function under the older name (the snapshot records ``"attr"``)
         self.attr_spelled = attr_spelled
         self.matrix_note = matrix_note  # one line for the support matrix (e.g. GPUs)
-        self.params = {p.name: p for p in params}
-        self.order = tuple(p.name for p in params)
+        # policy rows, keyed by name: only parameters that need a rule have one; the
+        # parameter list itself (order, defaults, kinds) is the stub's (bind_stub)
+        self.rows = {p.name: p for p in params}
+        if len(self.rows) != len(params):
+            raise ValueError(f"{name}: two policy rows for one parameter")
         self.validate = validate
         self.validate_args = validate_args
         self.prepare = prepare
@@ -488,7 +507,7 @@ class EntryPoint:
         # releases that have the entry point with signatures its tables do not cover
         # (those are refused as below the floor, naming the floor)
         self.floor = floor
-        self.older_unserved = False  # set by facts.apply: the floor cut older releases off
+        self.older_unserved = False  # set by facts.first: the floor cut older releases off
         # lean: the fast path leaves every optional parameter at its default out of the
         # call (each release's default equals the stable one; the snapshot suite checks)
         self.lean = lean
@@ -503,8 +522,23 @@ class EntryPoint:
         self.until: str | None = None
         # removed_fix: what to use instead on releases from ``until`` (the error's fix)
         self.removed_fix = removed_fix
-        self.since = facts.apply(self)
+        self.since = facts.first(self)
         self.bound = False
+
+    def __getattr__(self, name: str) -> Any:
+        # ``params`` and ``order`` exist once the stub is bound; the facade module binds
+        # every stub it declares when imported, so the first look imports it
+        if name in ("params", "order") and not self.__dict__.get("bound", True):
+            import importlib
+
+            importlib.import_module(self.facade)
+            if self.bound:
+                return self.__dict__[name]
+            raise AttributeError(
+                f"{self.name}: the parameter list comes from the stub, and "
+                f"{self.facade} has not bound it yet (make_facade / lazy_facades)"
+            )
+        raise AttributeError(name)
 
     @property
     def qualname(self) -> str:
@@ -529,8 +563,11 @@ class EntryPoint:
         return f"{self.facade}.{self.name}"
 
     def bind_stub(self, stub: FunctionType) -> None:
-        """Read positional order, keyword-only split, defaults and scalar kinds from the
-        facade stub (its code object and annotation strings; no ``inspect``)."""
+        """Take the parameter list from the facade stub: order, keyword-only split,
+        defaults and scalar kinds (its code object and annotation strings; no
+        ``inspect``); a parameter without a policy row gets an empty one.  A row for a
+        name the stub lacks, or an annotation fi_compat cannot check (other than an
+        explicit ``Any``), is an error here, at import."""
         if self.bound:
             return
         from .. import enums
@@ -544,8 +581,14 @@ class EntryPoint:
             if not names or names[0] != self.receiver:
                 raise ValueError(f"{self.name}: a method stub starts with {self.receiver!r}")
             first = 1
-        if names[first:] != self.order:
-            raise ValueError(f"{self.name}: stub parameters {names[first:]} != table {self.order}")
+        unknown = [n for n in self.rows if n not in names[first:]]
+        if unknown:
+            raise ValueError(
+                f"{self.name}: policy rows for {unknown}, which the stub "
+                f"{stub.__qualname__} does not have"
+            )
+        self.params = {n: self.rows.get(n) or Param(n) for n in names[first:]}
+        self.order = tuple(names[first:])
         defaults = stub.__defaults__ or ()
         kwdefaults = stub.__kwdefaults__ or {}
         first_default = n_pos - len(defaults)
@@ -558,7 +601,11 @@ class EntryPoint:
                 p.default = kwdefaults.get(n, REQUIRED)
             elif i >= first_default:
                 p.default = defaults[i - first_default]
-            p.kind = parse_kind(ann.get(n), enum_names)
+            try:
+                p.kind = parse_kind(ann.get(n), enum_names)
+            except ValueError as exc:
+                raise ValueError(f"{self.name}: parameter {n}: {exc}") from None
+        facts.apply(self)
         self.bound = True
 
     @property
