@@ -1,3 +1,3 @@
 """fi_compat's own version (SemVer, independent of FlashInfer's)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

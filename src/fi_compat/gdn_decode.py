@@ -91,6 +91,7 @@ def _gated_delta_rule_mtp(
     scale: float | None = None,
     output: Tensor | None = None,
     intermediate_states_buffer: Tensor | None = None,
+    *,
     ssm_state_indices: Tensor | None = None,
     disable_state_update: bool | None = True,
     use_qk_l2norm: bool = True,

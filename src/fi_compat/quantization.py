@@ -45,11 +45,11 @@ def _fp4_quantize(
     sf_use_ue8m0: bool = False,
     is_sf_swizzled_layout: bool = True,
     is_sf_8x4_layout: bool = False,
+    *,
     is_global_scale_inversed: bool = False,
     enable_pdl: bool | None = None,
     backend: Literal["auto", "cuda", "cute-dsl"] = "auto",
     nvfp4_4over6: Any = OMIT,
-    *,
     batch_invariant: bool = False,
     **kwargs: Any,
 ) -> tuple[Tensor, Tensor]:

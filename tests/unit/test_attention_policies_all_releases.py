@@ -111,16 +111,18 @@ def test_plan_written_positionally_for_0_5_3_keeps_sm_scale_on_every_release(
 
 
 @pytest.mark.parametrize("release", [r for r in KNOWN_RELEASES if at_least(place(r), "0.2.1")])
-def test_prefill_plan_in_0_5_order_fails_on_the_stable_kind_check(release: str) -> None:
+def test_prefill_plan_in_0_5_order_fails_by_the_positional_rule(release: str) -> None:
     """A 0.5.x positional prefill ``plan`` passes ``non_blocking`` (a bool) where 0.6.0+
-    have ``o_data_type``: the same typed error on every release, naming written_for."""
+    have ``o_data_type``.  Slot 8 itself moved (``custom_mask`` before 0.2.1), so
+    ``plan`` takes 8 positional arguments: the same typed error on every release,
+    naming written_for, before any kind is looked at."""
     f, spy = facade(f"{PAGED}.plan", release)
     kw = args(f"{PAGED}.plan")
     head = [kw[n] for n in list(kw)[:8]]
     # 0.5.3 order from head_dim_vo: ..., rope_theta, q_data_type, kv_data_type, non_blocking
     tail = [None, None, None, True, "NONE", False, 0.125, -1, None, None, None]
     tail += [torch.bfloat16, torch.bfloat16, True]
-    with pytest.raises(errors.InvalidArgumentError, match=r"o_data_type.*written_for"):
+    with pytest.raises(errors.PositionalMismatchError, match=r"at most 8 .*written_for"):
         f(Receiver(), *head, *tail)
     assert spy.calls == []
 

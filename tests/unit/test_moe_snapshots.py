@@ -16,29 +16,6 @@ from fi_compat.registry import KNOWN_RELEASES, at_least, place
 from spy import UNSET, default_value
 
 ENTRIES: dict[str, EntryPoint] = {**SPECS, **HELPERS}
-# first release whose positional order (and every later one's) is a prefix of the frozen
-# one, as read off the wheels' sources; EntryPoint.positional_from derives it
-POSITIONAL_FROM = {
-    "trtllm_fp4_block_scale_moe": "0.6.11",  # per_token_scale inserted before output
-    "trtllm_fp4_block_scale_routed_moe": "0.6.11",
-    "trtllm_fp8_block_scale_moe": "0.6.15",  # num_fused_shared_experts before activation_type
-    "trtllm_fp8_block_scale_routed_moe": "0.6.13",
-    "trtllm_fp8_per_tensor_scale_moe": "0.6.5",  # do_finalize before enable_pdl
-    "trtllm_fp8_per_tensor_scale_routed_moe": "0.6.17",
-    "trtllm_bf16_moe": "0.6.5",
-    "trtllm_bf16_routed_moe": "0.6.13",
-    "trtllm_mxint4_block_scale_moe": "0.6.5",
-    "cutlass_fused_moe": "0.6.18",  # use_wfp4afp8_humming back before tune_max_num_tokens
-    "shuffle_matrix_a": "0.5.0",
-    "shuffle_matrix_sf_a": "0.5.0",
-    "block_scale_interleave": "0.5.0",
-    "reorder_rows_for_gated_act_gemm": "0.5.0",
-}
-
-
-@pytest.mark.parametrize("name", list(ENTRIES))
-def test_positional_from_is_derived_from_the_snapshots(name: str) -> None:
-    assert ENTRIES[name].positional_from == POSITIONAL_FROM[name]
 
 
 def _releases(e: EntryPoint) -> list[str]:
@@ -98,19 +75,14 @@ def test_adapter_matches_the_release_signature(name: str, release: str) -> None:
     # positional order is a subsequence of fi_compat's frozen order, with the removed
     # tile_tokens_dim and the renamed gated_act_type keyword-only here
     pos = [by_release[p[0]] for p in named if p[1] == "pk"]
-    moved = {n for n in pos if entry.params[n].keyword_only}
-    assert moved <= {"tile_tokens_dim", "activation_type"}, moved
+    moved = {n for n in pos if n in ("tile_tokens_dim", "activation_type")}
+    moved = {n for n in moved if entry.params[n].keyword_only}
     order = [n for n in entry.order if n not in moved]
     it = iter(order)
     assert all(n in it for n in pos if n not in moved), (name, release)
-    # ... and from the first release with 0.7.4's positional order on, a prefix of it
+    # ... and the stable positional parameters hold the same slots in this release
     stable_pos = [n for n in entry.order if not entry.params[n].keyword_only]
-    prefix = stable_pos[: len(pos)] == pos
-    first = POSITIONAL_FROM[name]
-    if at_least(place(release), first):
-        assert prefix, (name, release)
-    elif KNOWN_RELEASES[KNOWN_RELEASES.index(first) - 1] == release:
-        assert not prefix, (name, release, "POSITIONAL_FROM is not the earliest")
+    assert pos[: len(stable_pos)] == stable_pos[: len(pos)], (name, release)
     for rname, kind, default, _ in named:
         n = by_release[rname]
         p = entry.params[n]

@@ -537,13 +537,21 @@ class Adapter:
 
     def too_many_positional(self, args: tuple[Any, ...]) -> errors.PositionalMismatchError:
         e = self.entry
-        n = len([p for p in e.params.values() if not p.keyword_only])
+        n, why = e.positional
+        short_name = f"{e.facade.removeprefix('fi_compat.')}.{e.name}"
+        reason = (
+            f"{why}, so a positional argument there means different things on different "
+            f"flashinfer-python releases"
+            if why
+            else f"the rest are keyword-only, as in flashinfer-python {NEWEST}"
+        )
+        nxt = e.order[n] if n < len(e.order) else None
+        by_kw = f"pass ``{nxt}`` and what follows by keyword" if nxt else "pass them by keyword"
         return errors.PositionalMismatchError(
-            f"{e.dotted} takes at most {n} positional arguments (its frozen order is "
-            f"flashinfer-python {NEWEST}'s); {n + len(args)} were given. Code written "
-            f"positionally against another release: fi_compat.written_for('<release>')."
-            f"{e.facade.removeprefix('fi_compat.')}.{e.name}(...) binds by that release's "
-            f"order; or pass the arguments by keyword."
+            f"{e.dotted} takes at most {n} positional arguments; {n + len(args)} were given: "
+            f"{reason}. Fix: {by_kw}; or, for code written positionally against one release, "
+            f"fi_compat.written_for('<release>').{short_name}(...) binds by that release's "
+            f"order."
         )
 
     def plan(self, *args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -48,16 +48,26 @@ def fill_docs(stub: Any, entry: EntryPoint, docs: Mapping[str, str] | None) -> N
     if "{release_notes}" in doc:
         doc = doc.replace("{release_notes}", entry.release_notes().lstrip())
     if "{positional}" in doc:
-        first = entry.positional_from
-        pos = "\n".join(
-            wrap(
-                f"Positional calls written against flashinfer-python {first} or later mean "
-                f"the same here; code written positionally against an older release binds "
-                f"through ``fi_compat.written_for(release)`` or names its arguments."
-            )
-        ).lstrip()
-        doc = doc.replace("{positional}", pos)
+        doc = doc.replace("{positional}", "\n".join(wrap(positional_text(entry))).lstrip())
     stub.__doc__ = doc
+
+
+def positional_text(entry: EntryPoint) -> str:
+    """The positional rule of ``entry`` in words (docstrings)."""
+    n, why = entry.positional
+    names = entry.order[:n]
+    head = (
+        f"Positional arguments: the first {n} (through ``{names[-1]}``) mean the same on "
+        f"every release; the rest are keyword-only"
+        if n
+        else "Every argument is keyword-only"
+    )
+    if why is None:
+        return head + ", as in the newest release."
+    return (
+        f"{head}, because {why}. Code written positionally against one release binds "
+        f"through ``fi_compat.written_for(release)``."
+    )
 
 
 def make_facade(

@@ -10,9 +10,10 @@ parameter's older spellings count as the parameter), so no table types a release
 hand.  ``tools/snapshot.py --facts`` regenerates the module; a unit test fails when it
 is stale.
 
-Signatures themselves (positional order, defaults) are read lazily from the JSON
-snapshots where a cold path needs them: "written for release X" binding and the
-``positional_from`` line of the docs.
+It also holds the positional rule of every facade (:func:`positional_rule`: how many
+stable parameters mean the same at their slot in every release).  Signatures themselves
+(positional order, defaults) are read lazily from the JSON snapshots where a cold path
+needs them ("written for release X" binding).
 """
 
 from __future__ import annotations
@@ -186,29 +187,31 @@ def render(positional: bool = True) -> str:
         lines.append(f"    {_lit(k)}: {_lit(v)},")
     lines.append("}")
     lines.append("")
-    lines.append("# first release from which positional calls mean the same as the stable order")
-    lines.append("POSITIONAL_FROM: dict[str, str | None] = {")
+    lines.append(
+        "# the positional rule: (stable positional parameters, why the next is keyword-only)"
+    )
+    lines.append("POSITIONAL: dict[str, tuple[int, str | None]] = {")
     if positional:
         known = _positional_all()
     else:
         from . import _facts
 
-        known = dict(getattr(_facts, "POSITIONAL_FROM", {}))
-    for k, since in sorted(known.items()):
-        lines.append(f"    {_lit(k)}: {_lit(since)},")
+        known = dict(getattr(_facts, "POSITIONAL", {}))
+    for k, (n, why) in sorted(known.items()):
+        line = f"    {_lit(k)}: {_lit((n, why))},"
+        if len(line) <= 100:
+            lines.append(line)
+        else:  # as ruff format splits it (the reason may stay longer than a line)
+            lines += [f"    {_lit(k)}: (", f"        {n},", f"        {_lit(why)},", "    ),"]
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _positional_all() -> dict[str, str | None]:
-    """:func:`positional_from` of every registered entry point (stubs bound)."""
-    import importlib
+def _positional_all() -> dict[str, tuple[int, str | None]]:
+    """:func:`positional_rule` of every registered entry point (stubs bound)."""
+    from ..facades import entry_points
 
-    from ..facades import FACADES, entry_points
-
-    for name in FACADES:  # binds every stub (positional order, keyword-only split)
-        importlib.import_module(f"fi_compat.{name}")
-    return {e.dotted: _positional_from(e) for e in entry_points()}
+    return {e.dotted: positional_rule(e) for e in entry_points()}
 
 
 def signature(entry: EntryPoint, release: str) -> list[list[Any]] | None:
@@ -218,28 +221,55 @@ def signature(entry: EntryPoint, release: str) -> list[list[Any]] | None:
     return snapshots.params(entry, release)
 
 
-def positional_from(entry: EntryPoint) -> str | None:
-    """First release from which every release's positional order is a prefix of the
-    stable positional order (by meaning: older spellings mapped to stable names);
-    precomputed in :mod:`._facts`, else read from the JSON snapshots."""
-    from ._facts import POSITIONAL_FROM
+def positional(entry: EntryPoint) -> tuple[int, str | None]:
+    """:func:`positional_rule`, precomputed in :mod:`._facts` (keyed per facade: two
+    facades may serve one function from different floors), else from the snapshots."""
+    from ._facts import POSITIONAL
 
-    k = entry.dotted  # per facade: two facades may serve one function from different floors
-    return POSITIONAL_FROM[k] if k in POSITIONAL_FROM else _positional_from(entry)
+    k = entry.dotted
+    return POSITIONAL[k] if k in POSITIONAL else positional_rule(entry)
 
 
-def _positional_from(entry: EntryPoint) -> str | None:
-    from ..registry import KNOWN_RELEASES, place
+def _positional_names(entry: EntryPoint, release: str) -> list[str]:
+    """Release ``release``'s positional parameters, by stable name (older spellings
+    mapped; a name the stable signature lacks stays the release's own)."""
+    from ..registry import place
 
-    stable = [n for n in entry.order if not entry.params[n].keyword_only]
-    ok_from: str | None = None
+    pl = place(release)
+    back = {p.spelling(pl)[0]: n for n, p in entry.params.items() if p.present_in(pl)}
+    pos = [back.get(q[0], q[0]) for q in signature(entry, release) or [] if q[1] in ("po", "pk")]
+    if entry.receiver is not None and pos[:1] == [entry.receiver]:
+        pos = pos[1:]
+    return pos
+
+
+def positional_rule(entry: EntryPoint) -> tuple[int, str | None]:
+    """The positional rule, from every release of the entry point's range: the stable
+    positional parameters are the longest prefix of the stable order whose slots mean
+    the same in every release that has them (renames count as the same meaning), and
+    no longer than the newest release's positional parameters.  Returns (their number,
+    what slot N holds per release range when releases disagree there, else ``None``)."""
+    from ..registry import KNOWN_RELEASES
+
     hi = None if entry.until is None else KNOWN_RELEASES.index(entry.until)
-    for r in KNOWN_RELEASES[KNOWN_RELEASES.index(entry.since) : hi]:
-        sig = signature(entry, r) or []
-        pl = place(r)
-        back = {p.spelling(pl)[0]: n for n, p in entry.params.items() if p.present_in(pl)}
-        pos = [back.get(q[0], q[0]) for q in sig if q[1] in ("po", "pk")]
-        if entry.receiver is not None and pos[:1] == [entry.receiver]:
-            pos = pos[1:]
-        ok_from = (ok_from or r) if stable[: len(pos)] == pos else None
-    return ok_from
+    releases = KNOWN_RELEASES[KNOWN_RELEASES.index(entry.since) : hi]
+    order = list(entry.order)
+    by_release = {r: _positional_names(entry, r) for r in releases}
+    newest = n = len(by_release[releases[-1]])
+    for pos in by_release.values():
+        n = next((i for i, name in enumerate(pos[:n]) if name != order[i]), n)
+    if n == newest:
+        return n, None  # as far as the newest release takes positional arguments
+    runs: list[list[Any]] = []  # [name at slot n, first release, last release]
+    for r, pos in by_release.items():
+        name = pos[n] if n < len(pos) else None
+        if runs and runs[-1][0] == name:
+            runs[-1][2] = r
+        else:
+            runs.append([name, r, r])
+    parts = [
+        f"{run[0]} in {run[1]}" + (f"-{run[2]}" if run[2] != run[1] else "")
+        for run in runs
+        if run[0] is not None
+    ]
+    return n, f"slot {n} is " + ", ".join(parts)

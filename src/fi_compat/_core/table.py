@@ -609,10 +609,10 @@ class EntryPoint:
         self.bound = True
 
     @property
-    def positional_from(self) -> str | None:
-        """First release whose positional order (and all later ones') is a prefix of the
-        stable one: positional calls written against it keep their meaning (snapshots)."""
-        return facts.positional_from(self)
+    def positional(self) -> tuple[int, str | None]:
+        """The positional rule (:func:`fi_compat._core.facts.positional_rule`): how many
+        parameters may be passed positionally, and why the next one may not."""
+        return facts.positional(self)
 
     def release_notes(self) -> str:
         """What each release range does with each parameter, from the table (docstrings)."""
