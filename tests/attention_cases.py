@@ -30,12 +30,14 @@ from spy import BindSpy, snapshot_signature
 DEC, PAGED, RAGGED = dec_tables.CLASS, pre_tables.PAGED, pre_tables.RAGGED
 CAS, MLA = cas_tables.CLASS, mla_tables.CLASS
 OLD_MLA = dec_tables.MLA_CLASS
+GRAPH = dec_tables.GRAPH_CLASS
 
 # key -> (entry, stub)
 ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
     f"{DEC}.__init__": (dec_tables.METHODS["__init__"], decode._init),
     f"{DEC}.plan": (dec_tables.METHODS["plan"], decode._plan),
     f"{DEC}.run": (dec_tables.METHODS["run"], decode._run),
+    f"{GRAPH}.__init__": (dec_tables.GRAPH_INIT, decode._graph_init),
     "single_decode_with_kv_cache": (dec_tables.SINGLE, decode._single_decode_with_kv_cache),
     "fast_decode_plan": (dec_tables.FAST_PLAN, decode._fast_decode_plan),
     f"{PAGED}.__init__": (pre_tables.PAGED_METHODS["__init__"], prefill._paged_init),
@@ -299,6 +301,15 @@ def args(key: str) -> dict[str, Any]:
         return dict(zip(names, (*vals, _t(5, 8, dtype=torch.float32, seed=1)), strict=True))
     if key == "merge_states":
         return {"v": _t(5, 3, 8, 64), "s": _t(5, 3, 8, dtype=torch.float32)}
+    if key == f"{GRAPH}.__init__":
+        return {
+            "workspace_buffer": torch.empty(64, dtype=torch.uint8),
+            "indptr_buffer": _i(0, 0, 0),
+            "indices_buffer": _i(0, 0, 0, 0),
+            "last_page_len_buffer": _i(0, 0),
+            "kv_layout": "HND",
+            "use_tensor_cores": True,
+        }
     if key.endswith("__init__"):
         return {
             "float_workspace_buffer": torch.empty(64, dtype=torch.uint8),

@@ -17,10 +17,19 @@ does nothing, on every release (0.7.0 removed it); ``forward`` is FlashInfer's o
 from __future__ import annotations
 
 from ._adapters import _attention
-from ._adapters.decode import CLASS, METHODS, MLA_CLASS, MLA_METHODS, MODULE, SPECS
+from ._adapters.decode import (
+    CLASS,
+    GRAPH_CLASS,
+    GRAPH_INIT,
+    METHODS,
+    MLA_CLASS,
+    MLA_METHODS,
+    MODULE,
+    SPECS,
+)
 from ._adapters.trtllm_attention import DECODE_SPECS as TRTLLM
 from ._core import OMIT, lazy_facades
-from ._core.classes import lazy_classes
+from ._core.classes import WrapperClass, lazy_classes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BatchDecodeMlaWithPagedKVCacheWrapper",
     "BatchDecodeWithPagedKVCacheWrapper",
+    "CUDAGraphBatchDecodeWithPagedKVCacheWrapper",
     "fast_decode_plan",
     "single_decode_with_kv_cache",
     "trtllm_batch_decode_with_kv_cache",
@@ -298,6 +308,40 @@ def _trtllm_batch_decode_with_kv_cache_mla(
     """
 
 
+def _graph_init(
+    self: Any,
+    workspace_buffer: Tensor,
+    indptr_buffer: Tensor,
+    indices_buffer: Tensor,
+    last_page_len_buffer: Tensor,
+    kv_layout: Literal["NHD", "HND"] = "NHD",
+    use_tensor_cores: bool = False,
+    **kwargs: Any,
+) -> None:
+    """Create a CUDA-graph decode wrapper (FlashInfer's
+    ``CUDAGraphBatchDecodeWithPagedKVCacheWrapper``: the decode wrapper with
+    ``use_cuda_graph=True`` over the three preallocated page-table buffers).
+
+    Parameters
+    ----------
+    workspace_buffer : Tensor
+        The float workspace (128 MB recommended), on the device of the inputs.
+    indptr_buffer, indices_buffer, last_page_len_buffer : Tensor
+        int32 buffers of ``[max_batch_size + 1]``, ``[max_num_pages]`` and
+        ``[max_batch_size]`` that ``plan`` copies the page table into.
+    kv_layout : {"NHD", "HND"}
+        The layout of the paged KV cache.
+    use_tensor_cores : bool
+        Use the prefill (tensor-core) kernels, faster for large GQA groups.
+
+    ``plan`` / ``run`` / ``begin_forward`` are this module's
+    ``BatchDecodeWithPagedKVCacheWrapper``'s (FlashInfer's class inherits them on every
+    release); ``run`` is capturable, ``plan`` is not.
+
+    {release_notes}
+    """
+
+
 def _mla_init(
     self: Any,
     float_workspace_buffer: Tensor,
@@ -389,6 +433,13 @@ CLASSES = {
         __name__, MODULE, MLA_CLASS, MLA_METHODS, (_mla_init, _mla_plan, _mla_run)
     ),
 }
+CLASSES[GRAPH_CLASS] = WrapperClass(
+    facade=__name__,
+    name=GRAPH_CLASS,
+    module=MODULE,
+    methods={"__init__": (_graph_init, GRAPH_INIT)},
+    inherits=CLASSES[CLASS],  # plan, run, begin_forward ...: FlashInfer's inherited ones
+)
 lazy_classes(globals(), CLASSES)
 
 if TYPE_CHECKING:
@@ -404,6 +455,9 @@ if TYPE_CHECKING:
         run = _run
 
         def end_forward(self) -> None: ...
+
+    class CUDAGraphBatchDecodeWithPagedKVCacheWrapper(BatchDecodeWithPagedKVCacheWrapper):
+        __init__ = _graph_init
 
     class BatchDecodeMlaWithPagedKVCacheWrapper:
         __init__ = _mla_init

@@ -27,6 +27,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "prefill": ("flashinfer.prefill", "fi_compat._adapters.prefill"),
     "cascade": ("flashinfer.cascade", "fi_compat._adapters.cascade"),
     "mla": ("flashinfer.mla", "fi_compat._adapters.mla"),
+    "page": ("flashinfer.page", "fi_compat._adapters.page"),
 }
 
 

@@ -30,6 +30,7 @@ CRASH = EXPECT == "import-crash"
 in_process = pytest.mark.skipif(CRASH, reason="import flashinfer fails here (import-crash)")
 CLASSES = {
     "BatchDecodeWithPagedKVCacheWrapper": "decode",
+    "CUDAGraphBatchDecodeWithPagedKVCacheWrapper": "decode",
     "BatchPrefillWithPagedKVCacheWrapper": "prefill",
     "BatchPrefillWithRaggedKVCacheWrapper": "prefill",
     "MultiLevelCascadeAttentionWrapper": "cascade",

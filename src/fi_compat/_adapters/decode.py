@@ -321,4 +321,18 @@ MLA_METHODS = {
 
 METHODS = {"__init__": INIT, "plan": PLAN, "run": RUN}
 SPECS = {"single_decode_with_kv_cache": SINGLE, "fast_decode_plan": FAST_PLAN}
-ENTRIES = [*METHODS.values(), SINGLE, FAST_PLAN, *TRTLLM.values(), *MLA_METHODS.values()]
+
+# CUDAGraphBatchDecodeWithPagedKVCacheWrapper: one __init__ signature 0.2.0.post1-0.7.4
+# (it calls the base's with use_cuda_graph=True); plan / run are the base's on every
+# release (snapshots: "inherited_from"), so the stable class shares PLAN / RUN
+GRAPH_CLASS = "CUDAGraphBatchDecodeWithPagedKVCacheWrapper"
+GRAPH_INIT = method(FACADE, MODULE, GRAPH_CLASS, "__init__", [], "attention.decode")
+
+ENTRIES = [
+    *METHODS.values(),
+    SINGLE,
+    FAST_PLAN,
+    *TRTLLM.values(),
+    *MLA_METHODS.values(),
+    GRAPH_INIT,
+]

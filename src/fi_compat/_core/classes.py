@@ -48,7 +48,10 @@ class WrapperClass:
     ``attr="<Class>.<method>"``; ``aliases``: {old name: stable method name} (e.g.
     ``begin_forward`` -> ``plan``); ``extra``: plain attributes of the subclass (a
     method every release treats the same, written by hand); ``doc``: the class
-    docstring."""
+    docstring; ``inherits``: the row of the stable class of FlashInfer's base class, whose
+    generated methods (the same functions and adapters), aliases and extras this class
+    shares where FlashInfer's subclass inherits them unchanged (the snapshots record
+    ``"inherited_from"``)."""
 
     def __init__(
         self,
@@ -60,13 +63,15 @@ class WrapperClass:
         aliases: Mapping[str, str] | None = None,
         extra: Mapping[str, Any] | None = None,
         doc: str = "",
+        inherits: WrapperClass | None = None,
     ) -> None:
         self.facade = facade
         self.name = name
         self.module = module
         self.methods = dict(methods)
-        self.aliases = dict(aliases or {})
-        self.extra = dict(extra or {})
+        self.inherits = inherits
+        self.aliases: dict[str, str] = {**(inherits.aliases if inherits else {}), **(aliases or {})}
+        self.extra: dict[str, Any] = {**(inherits.extra if inherits else {}), **(extra or {})}
         self.doc = doc
         for stub, entry in self.methods.values():
             if entry.receiver is None or entry.module != module:
@@ -87,6 +92,8 @@ class WrapperClass:
                 fn.__qualname__ = f"{self.name}.{method}"
                 fn.__name__ = method
                 out[method] = fn
+            if self.inherits is not None:  # after its own: _make resolves the first
+                out.update((m, f) for m, f in self.inherits.functions().items() if m not in out)
             self._functions = out
         return self._functions
 
