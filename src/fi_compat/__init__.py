@@ -16,12 +16,12 @@ What was detected and which adapter each facade chose: :func:`adapters`, :func:`
 
 from __future__ import annotations
 
+from . import _locate
 from ._version import __version__
 from .facades import FACADES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from types import ModuleType
     from typing import Any
 
     from . import cli, device, enums, errors, fused_moe, gdn_prefill  # noqa: F401
@@ -114,9 +114,22 @@ def set_validation(enabled: bool) -> None:
     _set(enabled)
 
 
-def __getattr__(name: str) -> ModuleType:
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # FlashInfer's top-level names (``flashinfer.rmsnorm``) and modules fi_compat has no
+    # file for (``flashinfer.tllm_enums``): the facades' objects (see fi_compat._locate)
+    value = _locate.lookup(__name__, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(
+        {*globals(), *__all__, *_LAZY, *_locate.names(__name__), *_locate.children(__name__)}
+    )
+
+
+_locate.install_finder()  # ``import fi_compat.tllm_enums``: FlashInfer's module names

@@ -26,6 +26,7 @@ from ._adapters.decode import (
     MLA_METHODS,
     MODULE,
     SPECS,
+    STABLE_PLAN,
 )
 from ._adapters.trtllm_attention import DECODE_SPECS as TRTLLM
 from ._core import OMIT, lazy_facades
@@ -441,6 +442,7 @@ CLASSES[GRAPH_CLASS] = WrapperClass(
     inherits=CLASSES[CLASS],  # plan, run, begin_forward ...: FlashInfer's inherited ones
 )
 lazy_classes(globals(), CLASSES)
+STABLE_PLAN[:] = [lambda: CLASSES[CLASS].functions()["plan"]]  # fast_decode_plan before 0.4.0
 
 if TYPE_CHECKING:
     single_decode_with_kv_cache = _single_decode_with_kv_cache
@@ -466,3 +468,10 @@ if TYPE_CHECKING:
         run = _mla_run
 
         def end_forward(self) -> None: ...
+
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

@@ -35,3 +35,10 @@ def __getattr__(name: str) -> Any:
     if name in __all__:
         return getattr(quantization, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

@@ -749,3 +749,9 @@ if TYPE_CHECKING:  # what the generated functions look like, for type checkers
     shuffle_matrix_sf_a = _shuffle_matrix_sf_a
     block_scale_interleave = _block_scale_interleave
     reorder_rows_for_gated_act_gemm = _reorder_rows_for_gated_act_gemm
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

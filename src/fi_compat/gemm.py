@@ -117,3 +117,9 @@ if TYPE_CHECKING:  # what the generated functions look like, for type checkers
     mm_fp8 = _mm_fp8
     mm_fp4 = _mm_fp4
     mm_bf16 = _mm_bf16
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

@@ -155,3 +155,9 @@ if TYPE_CHECKING:  # what the generated functions look like, for type checkers
     e2m1_and_ufp8sf_scale_to_float = _e2m1_and_ufp8sf_scale_to_float
     block_scale_interleave = _block_scale_interleave
     nvfp4_block_scale_interleave = _block_scale_interleave
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

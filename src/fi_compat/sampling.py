@@ -266,3 +266,9 @@ if TYPE_CHECKING:  # what the generated functions look like, for type checkers
     top_k_mask_logits = _top_k_mask_logits
     chain_speculative_sampling = _chain_speculative_sampling
     softmax = _softmax
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

@@ -11,7 +11,7 @@ from conftest import SRC, run_python
 
 
 def info(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    code = f"import sys; from fi_compat.cli.info import main; sys.exit(main({list(args)!r}))"
+    code = f"import sys; from fi_compat.cli import main; sys.exit(main({list(args)!r}))"
     return run_python(code, env=env)
 
 

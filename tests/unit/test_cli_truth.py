@@ -26,7 +26,7 @@ CPU_ONLY = {"CUDA_VISIBLE_DEVICES": "", "PATH": "/nonexistent", "NO_COLOR": "1"}
 
 
 def cli(*args: str, env: dict[str, str], path: list[str] | None = None) -> tuple[int, str, str]:
-    code = f"import sys; from fi_compat.cli.info import main; sys.exit(main({list(args)!r}))"
+    code = f"import sys; from fi_compat.cli import main; sys.exit(main({list(args)!r}))"
     r = run_python(code, env={**CPU_ONLY, **env}, path=path)
     assert "Traceback" not in r.stderr, r.stderr
     return r.returncode, r.stdout, r.stderr

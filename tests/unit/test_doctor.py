@@ -104,7 +104,7 @@ def test_nvcc_new_enough_for_sm120(
 
 
 def cli(*args: str, env: dict[str, str]) -> tuple[int, str]:
-    code = f"import sys; from fi_compat.cli.info import main; sys.exit(main({list(args)!r}))"
+    code = f"import sys; from fi_compat.cli import main; sys.exit(main({list(args)!r}))"
     r = run_python(code, env=env)
     assert "Traceback" not in r.stderr, r.stderr
     # JSON on stdout alone (torch may warn on stderr, e.g. without numpy)
@@ -285,7 +285,7 @@ def test_doctor_on_a_cpu_only_host_exits_0(tmp_path: Path, release: str) -> None
 def test_capability_must_be_a_capability() -> None:
     for bad in ("abc", "10.x", "0.0"):
         code = (
-            "import sys; from fi_compat.cli.info import main; "
+            "import sys; from fi_compat.cli import main; "
             f"sys.exit(main(['doctor', '--capability', {bad!r}]))"
         )
         r = run_python(code, env=CPU_ONLY)
@@ -384,7 +384,7 @@ def test_doctor_reports_metadata_findings_end_to_end(tmp_path: Path) -> None:
     make_package(site, "0.6.7")
     make_dist(site, "flashinfer_python", "0.6.7")
     make_dist(site / "old", "flashinfer_python", "0.6.3")
-    code = "import sys; from fi_compat.cli.info import main; sys.exit(main(['doctor', '--json']))"
+    code = "import sys; from fi_compat.cli import main; sys.exit(main(['doctor', '--json']))"
     r = run_python(code, env=CPU_ONLY, path=[str(checkout), str(site), str(site / "old")])
     assert "Traceback" not in r.stderr, r.stderr
     f = {x["code"]: x for x in json.loads(r.stdout)["findings"]}

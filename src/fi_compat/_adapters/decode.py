@@ -53,6 +53,7 @@ from .trtllm_attention import DECODE_SPECS as TRTLLM
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 MODULE = "flashinfer.decode"
@@ -181,6 +182,11 @@ SINGLE = EntryPoint(
 )
 
 
+# the stable wrapper's plan function, for FlashInfer's own wrapper instances: a getter
+# that fi_compat.decode, which builds the stable class, installs (no import back to it)
+STABLE_PLAN: list[Callable[[], Any]] = []
+
+
 def plan_in_full(
     self: Any,
     indptr: Any,
@@ -216,12 +222,9 @@ def plan_in_full(
     if kv_data_type is None:
         kv_data_type = data_type if data_type is not None else q_data_type
     cls = type(self)
-    if "_fi_compat_base" in dir(cls):  # the stable subclass (or a user's subclass of it)
-        plan = cls.plan
-    else:  # FlashInfer's own wrapper: the stable plan function takes it as well
-        from ..decode import CLASSES
-
-        plan = CLASSES[CLASS].functions()["plan"]
+    # the stable subclass (or a user's subclass of it), else FlashInfer's own wrapper:
+    # the stable plan function takes it as well
+    plan = cls.plan if "_fi_compat_base" in dir(cls) else STABLE_PLAN[0]()
     plan(
         self, indptr, indices, last_page_len, num_qo_heads, num_kv_heads, head_dim, page_size,
         pos_encoding_mode=pos_encoding_mode, window_left=window_left,
