@@ -11,6 +11,12 @@ keyword.  Measured side by side in one process, interleaved, batches of calls; p
 over batches.  Also: import time (fresh interpreters), extra tensors created per call
 (every aten op dispatched during the call is counted), ``torch.compile(fullgraph=True)``
 through the facade, and CUDA-graph capture/replay when a GPU is present.
+
+The state-pool pattern (vLLM's prefill with a native pool: ``initial_state=pool,
+output_state=pool, state_indices=idx``) is measured beside the plain call in the same
+run: natively served on 0.6.18 (SM100) and 0.7.4 (SM90) -- the GPU is assumed on a CPU
+host (``assume_capability``) -- and emulated (gather / packed call / scatter) on 0.6.7,
+where the direct arm is the packed call FlashInfer itself would get.
 """
 
 from __future__ import annotations
@@ -28,12 +34,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+# no GPU: a trivial stand-in runs on CPU tensors, which the device check lets through
+os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")
 
 import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from fi_compat import gdn_prefill, snapshots  # noqa: E402
 from fi_compat._adapters.gdn_prefill import SPEC  # noqa: E402
+from fi_compat._device import assume_capability  # noqa: E402
 from fi_compat.detection import Distribution  # noqa: E402
 from fi_compat.registry import at_least, place  # noqa: E402
 
@@ -120,6 +129,71 @@ def side_by_side(
     }
 
 
+# the state pool: (release, assumed GPU, served natively there)
+POOL_CASES = (("0.6.7", (9, 0), False), ("0.6.18", (10, 0), True), ("0.7.4", (9, 0), True))
+POOL_BODY = (
+    "return (q, output_state if output_state is not None else initial_state) "
+    "if output_final_state else q"
+)
+
+
+def pool_inputs(device: str, cu_dtype: torch.dtype) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """vLLM's call: ``(q, k, v, g, beta, None, pool, True, cu)`` plus ``output_state=pool,
+    state_indices=idx`` (int32 pool rows, as vLLM's metadata holds them)."""
+    q, k, v, g, beta, _, h0, _, cu = inputs(device, cu_dtype)
+    pool = torch.zeros(8, *h0.shape[1:], device=device)
+    idx = torch.tensor([5, 2], dtype=torch.int32, device=device)
+    return (q, k, v, g, beta, None, pool, True, cu), {"output_state": pool, "state_indices": idx}
+
+
+def side_by_side_pool(
+    release: str, cc: tuple[int, int], native: bool, device: str, batches: int, per: int
+) -> dict[str, Any]:
+    launch = trivial_for(release, POOL_BODY)
+    facade = facade_for(release, launch)
+    cu_dtype = native_cu(release)
+    args, kw = pool_inputs(device, cu_dtype)
+    plain = inputs(device, cu_dtype)
+    if native:
+        direct_args, direct_kw = args, kw
+    else:  # the packed call the emulation makes: gathered float32 rows, no pool
+        h0 = args[6].index_select(0, kw["state_indices"].long())
+        direct_args, direct_kw = (*args[:6], h0, *args[7:]), {}
+
+    def direct() -> Any:
+        return launch(*direct_args, **direct_kw)
+
+    def pooled() -> Any:
+        return facade(*args, **kw)
+
+    def plain_call() -> Any:
+        return facade(*plain)
+
+    def plain_direct() -> Any:
+        return launch(*plain)
+
+    arms: dict[str, list[float]] = {"direct": [], "pool": [], "plain": [], "plain_direct": []}
+    fns = {"direct": direct, "pool": pooled, "plain": plain_call, "plain_direct": plain_direct}
+    with assume_capability(cc):
+        pooled()
+        plain_call()
+        for _ in range(5):
+            for name, fn in fns.items():
+                arms[name] += bench(fn, (), batches // 5, per)
+    med = {k: statistics.median(v) for k, v in arms.items()}
+    return {
+        "release": release,
+        "gpu": f"SM{cc[0]}{cc[1]}",
+        "pool": "native" if native else "emulated",
+        "plain_direct_p50_ns": round(med["plain_direct"], 1),
+        "plain_fi_compat_p50_ns": round(med["plain"], 1),
+        "plain_added_p50_ns": round(med["plain"] - med["plain_direct"], 1),
+        "pool_direct_p50_ns": round(med["direct"], 1),
+        "pool_fi_compat_p50_ns": round(med["pool"], 1),
+        "pool_added_p50_ns": round(med["pool"] - med["direct"], 1),
+    }
+
+
 class CountOps(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
@@ -194,6 +268,7 @@ def main() -> int:
     ap.add_argument("--batches", type=int, default=100)
     ap.add_argument("--per", type=int, default=2000)
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--pool-only", action="store_true", help="only the state-pool table")
     a = ap.parse_args()
     releases = a.release or ["0.6.7", "0.6.18", "0.7.4"]
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -203,8 +278,29 @@ def main() -> int:
         "torch": torch.__version__,
         "per_call": [],
         "extra_ops": {},
+        "pool": [],
     }
     print(f"fi_compat call overhead, {device}, python {res['python']}, torch {torch.__version__}")
+    print("state-pool pattern beside the plain call (ns per call, p50):")
+    print(
+        f"{'release':9s} {'gpu':6s} {'pool':9s} {'plain direct':>13s} {'plain fi_c':>11s} "
+        f"{'added':>8s} {'pool direct':>12s} {'pool fi_c':>10s} {'added':>8s}"
+    )
+    for rel, cc, native in POOL_CASES:
+        if a.release and rel not in a.release:
+            continue
+        r = side_by_side_pool(rel, cc, native, device, a.batches, max(a.per // 4, 1))
+        res["pool"].append(r)
+        print(
+            f"{rel:9s} {r['gpu']:6s} {r['pool']:9s} {r['plain_direct_p50_ns']:12.0f}n "
+            f"{r['plain_fi_compat_p50_ns']:10.0f}n {r['plain_added_p50_ns']:7.0f}n "
+            f"{r['pool_direct_p50_ns']:11.0f}n {r['pool_fi_compat_p50_ns']:9.0f}n "
+            f"{r['pool_added_p50_ns']:7.0f}n"
+        )
+    if a.pool_only:
+        if a.json:
+            Path(a.json).write_text(json.dumps(res, indent=1) + "\n")
+        return 0
     print(
         f"{'release':12s} {'cu_seqlens':10s} {'direct':>9s} {'fi_compat':>10s} "
         f"{'added p50':>10s} {'added p90':>10s} {'ratio':>6s} {'no checks':>10s}"

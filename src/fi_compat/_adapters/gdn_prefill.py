@@ -525,6 +525,7 @@ class PoolWithoutAutoCP(Emulation):
 
     name = "pool_without_auto_cp"
     params = ("use_cp",)
+    guard_params = ("state_indices",)  # needed at use_cp's default "auto"
     boundaries = ("0.6.16", "0.6.18")
 
     def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
@@ -607,6 +608,9 @@ class StateDtype(Emulation):
 
     name = "state_dtype"
     params = _STATE_PARAMS
+    # where never needed, only state_checkpoints can fail check(): the metadata checks
+    # (validate) refuse the other two's dtypes with the same error
+    check_params = ("state_checkpoints",)
     boundaries = tuple(s for s, _ in _STATE_NATIVE[1:])
 
     def fast_test(self, name: str) -> str | None:

@@ -449,6 +449,18 @@ class Adapter:
                 if need is not None and not at_least(pl, need):
                     raise self.unsupported(p, kw[name], need, value=True)
         states = [(em, em.before(self, kw)) for em in active]
+        call = self.forward(kw)
+        if extra:
+            self.check_extra(extra)
+            call.update(extra)
+        return call, states
+
+    def forward(self, kw: dict[str, Any]) -> dict[str, Any]:
+        """The release's keyword arguments for checked stable arguments ``kw`` (after the
+        emulations' pre-steps): the parameters it has, enum members as its values,
+        index tensors in its native dtype, under its names.  The last step of
+        :meth:`translate`; the generated code calls it after an emulation's ``before``."""
+        e = self.entry
         call = {n: kw[n] for n in self.present if kw[n] is not OMIT}
         for n in self.enums:
             v = call.get(n)
@@ -461,11 +473,7 @@ class Adapter:
             if t is not None and t.dtype is not ns["_dt_" + name]:
                 call[name] = self.cast(name, t)
         spelling = self.spelling
-        call = {spelling[n]: v for n, v in call.items()}
-        if extra:
-            self.check_extra(extra)
-            call.update(extra)
-        return call, states
+        return {spelling[n]: v for n, v in call.items()}
 
     def check_extra(self, extra: dict[str, Any]) -> None:
         """Keywords outside the stable signature go to FlashInfer as they are, if the

@@ -20,7 +20,8 @@ also ``<facade>.adapter.source`` (:func:`fi_compat.explain`).
 
 from __future__ import annotations
 
-from .table import OMIT, REQUIRED
+from ..registry import at_least
+from .table import OMIT, REQUIRED, SIMPLE, Emulation
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,34 +44,88 @@ def _default_test(n: str, default: object) -> str:
     return f"{n} is _d_{n}"
 
 
-def _fast_tests(adapter: Adapter, other: set[str], ns: dict[str, Any]) -> dict[str, str]:
+def _torch_names(expr: str, ns: dict[str, Any]) -> None:
+    """Bind placeholders for the ``_torch_X`` names of a fast test (no ``re`` at import)."""
+    word = ""
+    for ch in expr + " ":
+        if ch.isalnum() or ch == "_":
+            word += ch
+            continue
+        if word.startswith("_torch_"):
+            ns.setdefault(word, NOTYET)
+        word = ""
+
+
+Hook = tuple[Emulation, bool, bool, tuple[str, ...]]
+
+
+def _hooks(adapter: Adapter) -> list[Hook]:
+    """The emulations the generated code runs on this release, in the entry's order:
+    ``(emulation, live, checks, guarded names)``.  ``live``: it may be needed here
+    (``may_apply``, or it serves a parameter the release lacks), so a value off the
+    default of any of its parameters runs ``needed`` and then ``before``/``after`` or
+    ``check``; otherwise, with a ``check`` of its own, its ``check_params`` off the
+    default run ``check`` (the same mistake, the same error, on every release)."""
+    pl = adapter.placement
+    if pl is None:
+        return []
+    absent = set(adapter.absent)
+    out: list[Hook] = []
+    for em in adapter.entry.emulations.values():
+        live = em.may_apply(pl) or any(n in absent for n in em.params)
+        checks = type(em).check is not Emulation.check
+        if live:
+            names = (*em.params, *em.guard_params)
+        elif checks:
+            names = tuple(em.params if em.check_params is None else em.check_params)
+        else:
+            continue
+        out.append((em, live, checks, names))
+    return out
+
+
+def _fast_tests(hooks: list[Hook], other: set[str], ns: dict[str, Any]) -> dict[str, str]:
     """Guarded parameters that only emulations guard, each of which offers a fast test:
     ``name -> (test)``, the tests of several emulations joined by ``and``.  Their
     ``_torch_X`` globals are placeholders until :meth:`Adapter.prepare` binds them (a
     placeholder fails every ``is`` test, so the first call takes the general path)."""
-    e = adapter.entry
-    pl = adapter.placement
     out: dict[str, str] = {}
-    for n in adapter.maybe_emulated:
-        if n in other or n in out:
-            continue
-        tests = [
-            em.fast_test(n)
-            for em in e.emulations.values()
-            if n in em.params and pl is not None and em.may_apply(pl)
-        ]
-        if tests and all(tests):
-            expr = " and ".join(f"({t})" for t in tests).replace("{n}", n)
-            word = ""
-            for ch in expr + " ":  # the _torch_X names (no `re` at import time)
-                if ch.isalnum() or ch == "_":
-                    word += ch
-                    continue
-                if word.startswith("_torch_"):
-                    ns.setdefault(word, NOTYET)
-                word = ""
-            out[n] = f"({expr})"
+    for _em, _live, _checks, names in hooks:
+        for n in names:
+            if n in other or n in out:
+                continue
+            tests = [em.fast_test(n) for em, _, _, ns_ in hooks if n in ns_]
+            if tests and all(tests):
+                expr = " and ".join(f"({t})" for t in tests).replace("{n}", n)
+                _torch_names(expr, ns)
+                out[n] = f"({expr})"
     return out
+
+
+def _value_test(n: str, value: object, key: str, ns: dict[str, Any]) -> str:
+    """``n`` is ``value`` (identity, or the same builtin scalar: :func:`is_default`)."""
+    if value is None or value is True or value is False:
+        return f"{n} is {value!r}"
+    ns[key] = value
+    if type(value) in (int, float, str):
+        return f"({n} is {key} or (type({n}) is {type(value).__name__} and {n} == {key}))"
+    return f"{n} is {key}"
+
+
+def _tier_kind(n: str, p: Any, ns: dict[str, Any]) -> str | None:
+    """The stable-kind test of :meth:`Adapter.check_kinds` for ``n``, inline (None:
+    nothing to test); values it cannot tell cheaply take the general path."""
+    k = p.kind
+    if k is None:
+        return None
+    if k.enum is not None:  # members are translated by the enum tables
+        return None if k.nullable or p.default is None else f"{n} is not None"
+    t = _kind_test(n, k, ns)
+    if t is None:
+        return None
+    if p.default is not REQUIRED and not k.accepts(p.default, type(None)):
+        t = f"({n} is _d_{n} or {t})"  # check_kinds accepts the default itself (OMIT)
+    return t
 
 
 def _kind_test(n: str, k: Kind | None, ns: dict[str, Any]) -> str | None:
@@ -144,9 +199,11 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     general = f"return _adapter.call_general({{{all_kw}}}, kwargs{tail_args})"
     lead = f"{recv}, " if recv else ""
     omit = {n for n in adapter.present if e.params[n].default is OMIT}
-    slow = {*adapter.absent, *adapter.maybe_emulated, *adapter.restricted, *omit}
+    hooks = _hooks(adapter)
+    hooked = {n for _em, _live, _checks, names in hooks for n in names}
+    slow = {*adapter.absent, *hooked, *adapter.restricted, *omit}
     guarded = [n for n in e.order if n in slow]
-    fast = _fast_tests(adapter, {*adapter.absent, *adapter.restricted, *omit}, ns)
+    fast = _fast_tests(hooks, {*adapter.absent, *adapter.restricted, *omit}, ns)
     # parameters added after the entry's first release that this release has: left at
     # their default (the release's default too, checked per release by the snapshot
     # tests) they are omitted, keeping the common call as cheap as on the oldest
@@ -223,6 +280,9 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             else:
                 body.append(f"    {call}")
         conds = ["not kwargs"]
+        # index tensors the metadata checks do not read: in the native dtype on the
+        # first tiers, cast by the last one (after the emulations' checks, as translate)
+        dtype_conds: dict[str, str] = {}
         for n in adapter.native_dtypes:
             if n in e.validate_args:  # checked just above: cast inline (cast() explains)
                 test = f"type({n}) is not _T or {n}.dtype is not _dt_{n}"
@@ -231,7 +291,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
                 body.append(f"    if {test}:")
                 body.append(f"        {n} = _adapter.cast({n!r}, {n})")
             else:
-                conds.append(f"({n} is None or (type({n}) is _T and {n}.dtype is _dt_{n}))")
+                dtype_conds[n] = f"({n} is None or (type({n}) is _T and {n}.dtype is _dt_{n}))"
         if validated:
             conds += checked
         body.append(f"    if {' and '.join(conds)}:")
@@ -260,6 +320,8 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             tests = [
                 fast.get(n) or _default_test(n, e.params[n].default) for n in e.order if n in names
             ]
+            # at its default an index tensor is None (no test); else its dtype is tested
+            tests += [t for n, t in dtype_conds.items() if n not in names or n in fast]
             tests += extra
             invoke = finish(f"_fn({lead}{call_args})")
             pad = "            " if tests else "        "
@@ -284,8 +346,113 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
                         body.append(f"{pad}    _c[{adapter.spelling[n]!r}] = {value[n]}")
                 invoke = finish(f"_fn({lead}**_c)")
             body.append(f"{pad}return {invoke}")
+            if not tests:
+                break  # every call returned above
+        else:
+            body += last_tier(validated, dtype_conds)
         body.append(f"    {general_kept}")
         return body
+
+    def last_tier(validated: bool, dtype_conds: dict[str, str]) -> list[str]:
+        """Everything else :meth:`Adapter.translate` accepts, specialised for this release:
+        the stable kinds of what the tiers above left untested, each emulation's guard
+        with ``needed`` / ``check`` / ``before`` / ``after`` called directly, the dropped
+        parameters (hints, neutral values, served ones), the values a newer release
+        takes, index-tensor casts; anything refused goes to the general path, which
+        raises the same typed error."""
+        pad = "            "
+        out: list[str] = []
+        already = {n for n in adapter.present if n not in slow and n not in tail}
+        already -= set(adapter.native_dtypes)
+        kinds = []
+        for n in e.order:
+            if n in e.validate_args or (validated and n in already):
+                continue
+            if not validated and n not in hooked:
+                continue  # checks off: only what the hooks read
+            t = _tier_kind(n, e.params[n], ns)
+            if t is not None:
+                kinds.append(t)
+        out.append(f"        if {' and '.join(kinds) or 'True'}:")
+        if hooks:
+            out.append(f"{pad}_kw = None")
+            out.append(f"{pad}_on = ()")
+        for i, (em, live, checks, names) in enumerate(hooks):
+            ns[f"_EM{i}"] = em
+            tests = []
+            for n in names:
+                ft = em.fast_test(n)
+                if ft:
+                    expr = f"({ft.replace('{n}', n)})"
+                    _torch_names(expr, ns)
+                else:
+                    expr = _default_test(n, e.params[n].default)
+                tests.append(expr)
+            out.append(f"{pad}if not ({' and '.join(tests)}):")
+            out.append(f"{pad}    if _kw is None:")
+            out.append(f"{pad}        _kw = {{{all_kw}}}")
+            if live:
+                out.append(f"{pad}    if _EM{i}.needed(_adapter, _kw):")
+                out.append(f"{pad}        _on += (_EM{i},)")
+                if checks and em.guard_params:  # check: its own parameters only
+                    own = " and ".join(tests[: len(em.params)])
+                    out.append(f"{pad}    elif not ({own}):")
+                    out.append(f"{pad}        _EM{i}.check(_adapter, _kw)")
+                elif checks:
+                    out.append(f"{pad}    else:")
+                    out.append(f"{pad}        _EM{i}.check(_adapter, _kw)")
+            else:
+                out.append(f"{pad}    _EM{i}.check(_adapter, _kw)")
+        # parameters the release lacks: dropped at the default, a neutral value or as a
+        # hint; served by an emulation that runs; else refused (by the general path)
+        for n in adapter.absent:
+            p = e.params[n]
+            if p.hint or n in adapter.result_serves:
+                continue
+            ok = [_default_test(n, p.default)]
+            ok += [_value_test(n, x, f"_nu{j}_{n}", ns) for j, x in enumerate(p.neutral)]
+            ok += [
+                f"_EM{i} in _on"
+                for i, (em, live, *_r) in enumerate(hooks)
+                if live and n in em.params
+            ]
+            out.append(f"{pad}if not ({' or '.join(ok)}):")
+            out.append(f"{pad}    {general_kept}")
+        for n in adapter.restricted:  # values that need a newer release than this one
+            pl = adapter.placement
+            assert pl is not None
+            p = e.params[n]
+            ns[f"_VS_{n}"] = {v: s for v, s in p.value_since.items() if not at_least(pl, s)}
+            ns["_SIMPLE"] = SIMPLE
+            out.append(f"{pad}if type({n}) in _SIMPLE and {n} in _VS_{n}:")
+            out.append(f"{pad}    {general_kept}")
+        if any(live for _em, live, *_r in hooks):
+            out.append(f"{pad}if _on:")
+            out.append(f"{pad}    _st = []")
+            out.append(f"{pad}    for _em in _on:")
+            out.append(f"{pad}        _st.append(_em.before(_adapter, _kw))")
+            out.append(f"{pad}    _c = _adapter.forward(_kw)")
+            out.append(f"{pad}    _r = None")
+            out.append(f"{pad}    if not any(_em.skip_call(_s) for _em, _s in zip(_on, _st)):")
+            out.append(f"{pad}        _r = _fn({lead}**_c)")
+            out.append(f"{pad}    for _em, _s in zip(_on[::-1], _st[::-1]):")
+            out.append(f"{pad}        _r = _em.after(_adapter, _kw, _r, _s)")
+            out.append(f"{pad}    return {finish('_r')}")
+        for n in dtype_conds:
+            test = f"{n} is not None and (type({n}) is not _T or {n}.dtype is not _dt_{n})"
+            out.append(f"{pad}if {test}:")
+            out.append(f"{pad}    {n} = _adapter.cast({n!r}, {n})")
+        # forwarded exactly as translate forwards them (OMIT: left out)
+        cond = [n for n in adapter.present if n in omit]
+        value = {n: f"{'_t_' if n in adapter.enums else ''}{n}" for n in adapter.present}
+        fixed = [n for n in adapter.present if n not in cond]
+        pairs = ", ".join(f"{adapter.spelling[n]!r}: {value[n]}" for n in fixed)
+        out.append(f"{pad}_c = {{{pairs}}}")
+        for n in cond:
+            out.append(f"{pad}if {n} is not _d_{n}:  # OMIT")
+            out.append(f"{pad}    _c[{adapter.spelling[n]!r}] = {value[n]}")
+        out.append(f"{pad}return {finish(f'_fn({lead}**_c)')}")
+        return out
 
     fname = e.name.rpartition(".")[2]  # a method's entry is named "<Class>.<method>"
     head_line = f"def {fname}({', '.join(sig)}):\n"

@@ -336,11 +336,23 @@ class Emulation:
       default.  ``_torch_X`` names are bound to ``torch.X`` at the first call;
     * ``skip_call(state)``: ``before`` decided that FlashInfer must not be called (the
       ``after`` chain then receives ``None`` and builds the result).
+
+    The generated fast path binds every emulation per release to a guard (its
+    parameters at their defaults, or passing ``fast_test``) plus code: where the guard
+    fails it calls ``needed``, then ``before``/``after`` or ``check``, directly, as
+    :meth:`Adapter.translate` does.  So a ``fast_test`` must also imply that ``check``
+    passes.  ``check_params``: on a release where the hook is never needed, the
+    parameters whose values ``check`` can refuse beyond the entry point's metadata
+    checks (``None``: all of ``params``); only those guard the call there.
+    ``guard_params``: other parameters whose values can make it needed while its own
+    are at their defaults (they join its guard; ``check`` still runs only for its own).
     """
 
     name = ""
     params: tuple[str, ...] = ()
     boundaries: tuple[str, ...] = ()
+    check_params: tuple[str, ...] | None = None
+    guard_params: tuple[str, ...] = ()
 
     def fast_test(self, name: str) -> str | None:
         return None
