@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write every generated document from the adapter tables (``fi_compat.support``).
+"""Write every generated document from the adapter tables (``tools/docs_model.py``).
 
 python tools/render_docs.py          # rewrite them
 python tools/render_docs.py --check  # exit 1 if any is stale (a unit test does this)
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT / "src"))
 
-from fi_compat import support  # noqa: E402
+import docs_model as support  # noqa: E402  (tools/docs_model.py, beside this script)
 from fi_compat.registry import KNOWN_RELEASES  # noqa: E402
 
 # coverage picture: fill and text colour per category (legend order)

@@ -38,6 +38,7 @@ def entry_points(module: str | None = None) -> list[EntryPoint]:
     out: list[EntryPoint] = []
     for name, (_fi, adapters) in FACADES.items():
         if module is None or module == name:
+            importlib.import_module(f"fi_compat.{name}")  # binds the stubs (parameter lists)
             out += importlib.import_module(adapters).ENTRIES
     return out
 

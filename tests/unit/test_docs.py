@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from conftest import ROOT
-from fi_compat import support
 from fi_compat.registry import KNOWN_RELEASES
+
+sys.path.insert(0, str(ROOT / "tools"))
+import docs_model as support
 
 DOCS = ROOT / "docs"
 LINK = re.compile(r"\]\(([^)\s]*)\)")

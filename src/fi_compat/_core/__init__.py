@@ -32,6 +32,8 @@ from .table import (
 )
 from .written import written_for
 
+EntryPoint.adapter_class = Adapter  # EntryPoint.select builds one (table never imports adapter)
+
 __all__ = [
     "OMIT",
     "REQUIRED",

@@ -457,6 +457,11 @@ class EntryPoint:
     (CPU and ``meta`` tensors included: FlashInfer's kernels are CUDA-only).
     """
 
+    # the Adapter class (fi_compat._core.adapter), set by the package fi_compat._core,
+    # which imports both modules: the table language stays below the adapter in the
+    # import graph (no import cycle)
+    adapter_class: type[Adapter]
+
     def __init__(
         self,
         *,
@@ -538,17 +543,13 @@ class EntryPoint:
         self.bound = False
 
     def __getattr__(self, name: str) -> Any:
-        # ``params`` and ``order`` exist once the stub is bound; the facade module binds
-        # every stub it declares when imported, so the first look imports it
+        # ``params`` and ``order`` exist once the stub is bound (bind_stub): importing the
+        # facade module binds every stub it declares (fi_compat.facades.entry_points does)
         if name in ("params", "order") and not self.__dict__.get("bound", True):
-            import importlib
-
-            importlib.import_module(self.facade)
-            if self.bound:
-                return self.__dict__[name]
             raise AttributeError(
-                f"{self.name}: the parameter list comes from the stub, and "
-                f"{self.facade} has not bound it yet (make_facade / lazy_facades)"
+                f"{self.name}: the parameter list comes from the stub, and {self.facade} "
+                f"has not bound it yet: import {self.facade} (or use "
+                f"fi_compat.facades.entry_points())"
             )
         raise AttributeError(name)
 
@@ -694,8 +695,8 @@ class EntryPoint:
     def select(self, fi: Distribution | None) -> Adapter:
         """The adapter for the detected distribution (error adapters raise at call time)."""
         from ..registry import KNOWN_RELEASES
-        from .adapter import Adapter
 
+        Adapter = self.adapter_class  # the class, wired by fi_compat._core
         if fi is None:
             return Adapter(self, None, None, problem="not-installed")
         pl = place(fi.version)

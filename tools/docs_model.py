@@ -1,4 +1,4 @@
-"""Support matrix, rendered from the adapter tables (README facade list, docs pages, ``info``).
+"""The docs renderer's model: the support matrix, rendered from the adapter tables.
 
 Nothing here is typed by hand: rows are the entry point's generations
 (:meth:`EntryPoint.generations`), cells come from its :class:`Param` rows, its
@@ -23,13 +23,13 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from .detection import Distribution
-from .registry import KNOWN_RELEASES, NEWEST, VersionRange, at_least, place
+from fi_compat.detection import Distribution
+from fi_compat.registry import KNOWN_RELEASES, NEWEST, VersionRange, at_least, place
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._core import Adapter, EntryPoint
-    from .device import KnownIssue
+    from fi_compat._core import Adapter, EntryPoint
+    from fi_compat.device import KnownIssue
 
 
 # worst first: a release takes the first category that applies
@@ -44,7 +44,7 @@ CATEGORIES: dict[str, str] = {
 
 def entry_points() -> list[EntryPoint]:
     """Every facade function's entry point, in registry order (:mod:`fi_compat.facades`)."""
-    from .facades import entry_points as _entry_points
+    from fi_compat.facades import entry_points as _entry_points
 
     return _entry_points()
 
@@ -330,7 +330,7 @@ def _column_key() -> str:
 
 def known_issues_page() -> str:
     """``docs/known-issues.md``: every row of the known-issues table, with what it affects."""
-    from .device import TABLE
+    from fi_compat.device import TABLE
 
     parts = [
         "# Known issues\n",
@@ -357,8 +357,8 @@ def attention_backends_page() -> str:
     the first release that accepts it per entry point, and where it runs."""
     import importlib
 
-    from ._adapters._backend import ATTENTION_BACKEND_GPUS
-    from .facades import FACADES
+    from fi_compat._adapters._backend import ATTENTION_BACKEND_GPUS
+    from fi_compat.facades import FACADES
 
     parts = [
         "# Attention backends\n",
@@ -400,8 +400,8 @@ def attention_backends_page() -> str:
 def readme_facades() -> str:
     """README.md's facade list: one line per facade module, its functions and the
     releases they serve (the per-function ranges are on the module's docs page)."""
-    from .facades import FACADES
-    from .facades import entry_points as of_module
+    from fi_compat.facades import FACADES
+    from fi_compat.facades import entry_points as of_module
 
     lines = []
     for module, (fi_module, _) in FACADES.items():
@@ -418,7 +418,7 @@ def readme_facades() -> str:
 
 def error_tree() -> str:
     """README.md's error hierarchy, read from :mod:`fi_compat.errors`."""
-    from . import errors
+    from fi_compat import errors
 
     classes = [
         c for c in vars(errors).values() if isinstance(c, type) and c.__module__ == errors.__name__
