@@ -113,13 +113,13 @@ def counter(monkeypatch: pytest.MonkeyPatch) -> Counter:
     call_general = Adapter.call_general
     inside: list[bool] = []
 
-    def counting_translate(self: Adapter, kw: dict[str, Any], *a: Any) -> Any:
+    def counting_translate(self: Adapter, kw: dict[str, Any], *a: Any, **k: Any) -> Any:
         # an enum parameter given as a plain int or another class's member is looked up
         # by value on the general path (the generated tables hold fi_compat's members)
         by_value = any(
             kw[n] is not None and type(kw[n]).__module__ != "fi_compat.enums" for n in self.enums
         )
-        out = translate(self, kw, *a)  # a refusal raises: not counted
+        out = translate(self, kw, *a, **k)  # a refusal raises: not counted
         if inside and inside[-1] and not by_value and not debug_enabled():
             c.general.append(f"{self.entry.dotted} on {self.release}")
         return out

@@ -396,21 +396,36 @@ class Adapter:
 
     # -- the general path -------------------------------------------------------------
     def translate(
-        self, kw: dict[str, Any], extra: dict[str, Any], receiver: Any = None
+        self,
+        kw: dict[str, Any],
+        extra: dict[str, Any],
+        receiver: Any = None,
+        import_target: bool = False,
     ) -> tuple[dict[str, Any], list[tuple[Emulation, object]]]:
         """Stable arguments -> (keyword arguments of the release's call, post-steps).
-        ``receiver``: the instance a method is called on (a normaliser may read it)."""
+        ``receiver``: the instance a method is called on (a normaliser may read it);
+        ``import_target``: import FlashInfer's function once every argument check passed
+        (the enum tables come with it), before the emulations' pre-steps."""
         err = resolve.problem_error(self)
         if err is not None:
             raise err
         if not self._prepared:
             self.prepare()
         e = self.entry
-        self.check_kinds(kw)
+        # the metadata checks first (their messages say the most), then every argument's
+        # stable kind, then the device: argument errors come before a device refusal
+        dev: Any = None
         if e.validate is not None:
-            dev: Any = e.validate(*(kw[n] for n in e.validate_args))
-            if e.devices is not None and dev not in self.ns["_DEV"]:
-                self.check_device(dev, kw[e.validate_args[0]])
+            try:
+                dev = e.validate(*(kw[n] for n in e.validate_args))
+            except errors.FiCompatError:
+                raise
+            except Exception:
+                self.check_kinds(kw)  # it tripped on a value of the wrong kind: say which
+                raise
+        self.check_kinds(kw)
+        if e.validate is not None and e.devices is not None and dev not in self.ns["_DEV"]:
+            self.check_device(dev, kw[e.validate_args[0]])
         if e.debug is not None:
             from .facade import debug_enabled
 
@@ -448,6 +463,8 @@ class Adapter:
                 need = p.value_since.get(kw[name])
                 if need is not None and not at_least(pl, need):
                     raise self.unsupported(p, kw[name], need, value=True)
+        if import_target and self._target is None:
+            self.resolve()  # the enum tables and the imported-release check come with it
         states = [(em, em.before(self, kw)) for em in active]
         call = self.forward(kw)
         if extra:
@@ -516,10 +533,9 @@ class Adapter:
             raise self.too_many_positional(args)
         if self.problem == "fallback":  # the release predates the entry point
             return self.call_fallback(kw, extra, receiver)
-        if self._target is None:
-            self.resolve()  # the enum tables and the imported-release check come with it
         hooks = [(rf, [kw[n] for n in args]) for args, rf in self.results]  # as passed
-        call, states = self.translate(kw, extra, None if receiver is NO_RECEIVER else receiver)
+        recv = None if receiver is NO_RECEIVER else receiver
+        call, states = self.translate(kw, extra, recv, import_target=True)
         fn = self.ns["_fn"]
         if any(em.skip_call(st) for em, st in states):
             result = None

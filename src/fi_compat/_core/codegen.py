@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 NOTYET: Any = type("NotYet", (), {"__repr__": lambda self: "<bound at the first call>"})()
 
 
+class _Defer(Exception):
+    """Raised inside the generated checks to hand the call to the general path."""
+
+
 def _default_test(n: str, default: object) -> str:
     """A test that ``n`` is still its default, by identity or builtin-scalar value."""
     if default is None or default is True or default is False:
@@ -226,9 +230,9 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     # result hooks read the arguments as passed: keep those a normaliser or an inline
     # cast rebinds
     rebound = normalized | {n for n in adapter.native_dtypes if n in e.validate_args}
-    kept = [n for args, _ in adapter.results for n in args if n in rebound]
-
-    # the general path gets the arguments as passed too (it normalises them itself)
+    # the general path gets the arguments as passed too (it normalises them itself), so
+    # every argument a normaliser or a cast rebinds is kept as passed (one local each)
+    kept = [n for n in e.order if n in rebound]
     general_kept = general
     for n in dict.fromkeys(kept):
         general_kept = general_kept.replace(f"{n!r}: {n},", f"{n!r}: _o_{n},", 1)
@@ -242,6 +246,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
 
     if e.validate is not None:
         ns["_validate"] = adapter.cold_validate
+    ns["_Defer"] = _Defer
     ns["_DEV"] = frozenset()  # CUDA device indices this release was found to serve
     # forwarded arguments of a checkable kind that the metadata checks do not read
     # (``type(x) is torch.Tensor``; a subclass such as a Parameter takes the general path)
@@ -254,6 +259,20 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         and n not in adapter.native_dtypes
         and (t := _kind_test(n, e.params[n].kind, ns))
     ]
+    # kinds the metadata checks and the normalisers take on trust, tested before them:
+    # a required tensor the checks read is not None (a check may let None through); a
+    # normaliser's input has its stable kind (a normaliser may map any value)
+    normalizer_args = {n for args, _outs, _fn in adapter.normalizers for n in args}
+    pre_kinds = []
+    for n in e.order:
+        p = e.params[n]
+        k = p.kind
+        if k is None or k.enum is not None:
+            continue
+        if n in normalizer_args and (t := _tier_kind(n, p, ns)):
+            pre_kinds.append(t)
+        elif n in e.validate_args and not k.nullable and p.default is REQUIRED:
+            pre_kinds.append(f"{n} is not None")
     tail_kinds = {n: t for n in tail if (t := _kind_test(n, e.params[n].kind, ns))}
     tail_checked = list(tail_kinds.values())
 
@@ -261,24 +280,39 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         if adapter.problem is not None:
             return [f"    {general}"]
         body = [f"    if {star}:", f"        raise _adapter.too_many_positional({star})"]
-        body += [f"    _o_{n} = {n}" for n in dict.fromkeys(kept)]
+        body += [f"    _o_{n} = {n}" for n in kept]
+        # what runs before the tiers (metadata checks, device check, normalisers, casts)
+        # raises nothing of its own: any failure there goes to the general path, which
+        # runs the reference's checks in the reference's order (the same error)
+        # in translate's order: metadata checks, the kinds they and the normalisers take
+        # on trust, the device, the normalisers (the blocks in ``try`` call neither
+        # FlashInfer nor the general path)
         if validated and e.validate is not None:
             call = f"_validate({', '.join(e.validate_args)})"
+            checks = [f"_dev = {call}"] if e.devices is not None else [call]
+            if pre_kinds:
+                checks.append(f"if not ({' and '.join(pre_kinds)}):")
+                checks.append("    raise _Defer")
             if e.devices is not None:
-                body.append(f"    _dev = {call}")
-                body.append("    if _dev not in _DEV:")
-                body.append(f"        _adapter.check_device(_dev, {e.validate_args[0]})")
-            else:
-                body.append(f"    {call}")
+                checks.append("if _dev not in _DEV:")
+                checks.append(f"    _adapter.check_device(_dev, {e.validate_args[0]})")
+            body.append("    try:")
+            body += [f"        {line}" for line in checks]
+            body.append("    except Exception:")
+            body.append(f"        {general_kept}")
+        elif validated and pre_kinds:
+            body.append(f"    if not ({' and '.join(pre_kinds)}):")
+            body.append(f"        {general_kept}")
+        pre: list[str] = []
         for i, (args, outs, _fn) in enumerate(adapter.normalizers):
             lhs = f"{', '.join(outs)}, = " if outs else ""  # no outputs: a check
             call = f"{lhs}_N{i}({', '.join(args)})"
             guard = adapter.normalizer_guards[i]
             if guard:  # a check of arguments that are usually left out: no call then
-                body.append(f"    if {' or '.join(f'{n} is not None' for n in guard)}:")
-                body.append(f"        {call}")
+                pre.append(f"if {' or '.join(f'{n} is not None' for n in guard)}:")
+                pre.append(f"    {call}")
             else:
-                body.append(f"    {call}")
+                pre.append(call)
         conds = ["not kwargs"]
         # index tensors the metadata checks do not read: in the native dtype on the
         # first tiers, cast by the last one (after the emulations' checks, as translate)
@@ -288,10 +322,15 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
                 test = f"type({n}) is not _T or {n}.dtype is not _dt_{n}"
                 if e.params[n].optional:
                     test = f"{n} is not None and ({test})"
-                body.append(f"    if {test}:")
-                body.append(f"        {n} = _adapter.cast({n!r}, {n})")
+                pre.append(f"if {test}:")
+                pre.append(f"    {n} = _adapter.cast({n!r}, {n})")
             else:
                 dtype_conds[n] = f"({n} is None or (type({n}) is _T and {n}.dtype is _dt_{n}))"
+        if pre:
+            body.append("    try:")
+            body += [f"        {line}" for line in pre]
+            body.append("    except Exception:")
+            body.append(f"        {general_kept}")
         if validated:
             conds += checked
         body.append(f"    if {' and '.join(conds)}:")
