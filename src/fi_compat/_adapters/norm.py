@@ -53,6 +53,7 @@ Read from the released sources (``_snapshots/norm.*.json`` has every signature):
 from __future__ import annotations
 
 from .._core import Emulation, EntryPoint, OptionalDependency, Param
+from .._core.contract import FP16, Tensor
 from ..errors import InvalidArgumentError
 from ..registry import VersionRange, at_least
 from . import _elementwise as ew
@@ -77,111 +78,33 @@ def _where(name: str) -> str:
     return f"fi_compat.norm.{name}"
 
 
-def _check_rows(name: str, x: Any, weight: Any, dims: tuple[int, ...]) -> None:
-    where = _where(name)
-    ew.tensor(where, "input", x)
-    ew.tensor(where, "weight", weight)
-    if x.dim() not in dims:
-        raise InvalidArgumentError(
-            f"{where}: input must be {' or '.join(f'{d}-D' for d in dims)} "
-            f"[..., hidden_size], got shape {tuple(x.shape)}"
-        )
-    ew.half(where, "input", x)
-    if weight.dim() != 1 or weight.shape[0] != x.shape[-1]:
-        raise InvalidArgumentError(
-            f"{where}: weight must be 1-D [hidden_size] = ({x.shape[-1]},), got shape "
-            f"{tuple(weight.shape)}"
-        )
-    if weight.dtype != x.dtype:
-        raise InvalidArgumentError(
-            f"{where}: weight must have input's dtype ({x.dtype}; the kernel reads it as "
-            f"that type), got {weight.dtype}"
-        )
+_HALF = "every release's kernels dispatch on those two only"
+_WEIGHT = "the kernel reads it as that type"
 
 
-def _check_like(where: str, name: str, t: Any, x: Any) -> None:
-    ew.tensor(where, name, t)
-    if tuple(t.shape) != tuple(x.shape) or t.dtype != x.dtype:
-        raise InvalidArgumentError(
-            f"{where}: {name} must have input's shape and dtype {tuple(x.shape)} {x.dtype}, "
-            f"got {tuple(t.shape)} {t.dtype}"
-        )
+def _norm_contract(dims: str, rank: tuple[int, ...] = ()) -> dict[str, Tensor]:
+    """``input`` fp16/bf16 rows, ``weight`` ``[hidden_size]`` of its dtype, the optional
+    ``out`` like ``input``, one device."""
+    return {
+        "input": Tensor(dims, rank=rank or None, dtypes=FP16, why=_HALF),
+        "weight": Tensor("hidden_size", dtype="input", why=_WEIGHT),
+        "out": Tensor(like="input"),
+    }
 
 
-def _validate_norm(name: str, dims: tuple[int, ...]) -> Any:
-    """Metadata only; returns the CUDA index of the tensors (-1 off CUDA)."""
-
-    def validate(input: Any, weight: Any, out: Any) -> int:
-        try:
-            d = input.get_device()
-            dt = input.dtype
-            ok = (
-                input.dim() in dims
-                and dt in ew.FP16
-                and weight.dtype is dt
-                and weight.shape == input.shape[-1:]
-                and weight.get_device() == d
-                and (
-                    out is None
-                    or (out.shape == input.shape and out.dtype is dt and out.get_device() == d)
-                )
-            )
-        except (AttributeError, TypeError):
-            ok = False
-        if not ok:
-            _check_rows(name, input, weight, dims)
-            if out is not None:
-                _check_like(_where(name), "out", out, input)
-            ew.check_device(_where(name), "input", input, {"weight": weight, "out": out})
-        return d  # type: ignore[no-any-return]
-
-    return validate
+def _fused_contract() -> dict[str, Tensor]:
+    return {
+        "input": Tensor("batch_size hidden_size", dtypes=FP16, why=_HALF),
+        "residual": Tensor(like="input"),
+        "weight": Tensor("hidden_size", dtype="input", why=_WEIGHT),
+    }
 
 
-def _validate_fused(name: str) -> Any:
-    def validate(input: Any, residual: Any, weight: Any) -> int:
-        try:
-            d = input.get_device()
-            dt = input.dtype
-            ok = (
-                input.dim() == 2
-                and dt in ew.FP16
-                and residual.shape == input.shape
-                and residual.dtype is dt
-                and weight.dtype is dt
-                and weight.shape == input.shape[-1:]
-                and residual.get_device() == d
-                and weight.get_device() == d
-            )
-        except (AttributeError, TypeError):
-            ok = False
-        if not ok:
-            _check_rows(name, input, weight, (2,))
-            _check_like(_where(name), "residual", residual, input)
-            ew.check_device(_where(name), "input", input, {"residual": residual, "weight": weight})
-        return d  # type: ignore[no-any-return]
-
-    return validate
-
-
-def _validate_layernorm(input: Any, gemma: Any, beta: Any) -> int:
-    import torch
-
-    where = _where("layernorm")
-    for n, t in (("input", input), ("gemma", gemma), ("beta", beta)):
-        ew.tensor(where, n, t)
-    if input.dim() != 2 or input.dtype != torch.bfloat16:
-        raise InvalidArgumentError(
-            f"{where}: input must be 2-D bfloat16 [batch_size, hidden_size], got "
-            f"{tuple(input.shape)} {input.dtype}"
-        )
-    for n, t in (("gemma", gemma), ("beta", beta)):
-        if tuple(t.shape) != (input.shape[1],) or t.dtype != torch.float32:
-            raise InvalidArgumentError(
-                f"{where}: {n} must be float32 [hidden_size] = ({input.shape[1]},), got "
-                f"{tuple(t.shape)} {t.dtype}"
-            )
-    return ew.check_device(where, "input", input, {"gemma": gemma, "beta": beta})
+_LAYERNORM = {
+    "input": Tensor("batch_size hidden_size", dtypes="bfloat16"),
+    "gemma": Tensor("hidden_size", dtypes="float32"),
+    "beta": Tensor("hidden_size", dtypes="float32"),
+}
 
 
 class Rows3D(Emulation):
@@ -227,12 +150,11 @@ class Rows3D(Emulation):
         return out
 
 
-def _entry(name: str, tensors: tuple[str, ...], validate: Any, **kw: Any) -> EntryPoint:
-    """An RMSNorm-family entry point: ``tensors``, ``eps``, the optional ``out`` (with
-    ``extra=("out",)``; validated with the tensors) and ``enable_pdl``."""
-    has_out = "out" in kw.pop("extra", ())
-    params = [*(Param(n) for n in tensors), Param("eps")]
-    if has_out:
+def _entry(name: str, contracts: dict[str, Tensor], **kw: Any) -> EntryPoint:
+    """An RMSNorm-family entry point: the ``contracts`` tensors, ``eps``, the optional
+    ``out`` (where the contract has it) and ``enable_pdl``."""
+    params = [*(Param(n) for n in contracts if n != "out"), Param("eps")]
+    if "out" in contracts:
         params.append(Param("out"))
     params.append(
         Param("enable_pdl", hint=True, note="programmatic dependent launch", ref=_PDL_REF)
@@ -242,22 +164,13 @@ def _entry(name: str, tensors: tuple[str, ...], validate: Any, **kw: Any) -> Ent
         name=name,
         module="flashinfer.norm",
         params=params,
-        validate=validate,
-        validate_args=(*tensors, "out") if has_out else tensors,
+        contracts=contracts,
         prepare=ew.prepare,
         normalizers=(EnablePdl("input", clamp_from="0.6.8"),),
         devices=ew.any_cuda_device,
         feature="norm",
         **kw,
     )
-
-
-def _norm(name: str, dims: tuple[int, ...], **kw: Any) -> EntryPoint:
-    return _entry(name, ("input", "weight"), _validate_norm(name, dims), extra=("out",), **kw)
-
-
-def _fused(name: str) -> EntryPoint:
-    return _entry(name, ("input", "residual", "weight"), _validate_fused(name))
 
 
 # -- rmsnorm_fp4quant -------------------------------------------------------------------
@@ -296,7 +209,21 @@ def _rows_of(t: Any, shape: Any, n: int, cols: int) -> bool:
     )
 
 
-def _validate_fp4q(
+_FP4Q_TENSORS = {
+    "input": Tensor("... hidden_size", rank=(2, 3), dtypes=FP16, why=_HALF),
+    "weight": Tensor("hidden_size", dtype="input", why=_WEIGHT),
+    # the outputs' dtypes and shapes follow from block_size / the layout: the hook
+    "y_fp4": Tensor(contiguous=True, why="the kernel writes it row-major in place"),
+    "block_scale": Tensor(
+        contiguous=True,
+        why="the kernel writes it in place (0.7.4 asserts it; before, a strided "
+        "block_scale is written through a temporary copy and left unchanged)",
+    ),
+    "global_scale": Tensor(),
+}
+
+
+def _check_fp4q(
     input: Any,
     weight: Any,
     y_fp4: Any,
@@ -305,11 +232,10 @@ def _validate_fp4q(
     block_size: Any,
     scale_format: Any,
     is_sf_swizzled_layout: Any,
-) -> int:
-    """Metadata only (never reads values); returns the CUDA index of the tensors."""
+) -> None:
+    """The hook after the contract (ranks, input/weight dtypes, contiguity, one device):
+    the scalar values and what follows from them (metadata only, never values)."""
     try:
-        d = input.get_device()
-        dt = input.dtype
         shape = input.shape
         h = shape[-1]
         n = input.numel()
@@ -324,58 +250,30 @@ def _validate_fp4q(
                 )
             )
             and (is_sf_swizzled_layout is False or is_sf_swizzled_layout is True)
-            and 2 <= len(shape) <= 3
-            and dt in ew.FP16
             and h >= 64
             and h % block_size == 0
-            and weight.dtype is dt
-            and weight.shape == shape[-1:]
-            and weight.get_device() == d
             and n < _FP4Q_MAX_NUMEL
         )
         if ok and y_fp4 is not None:
-            ok = (
-                y_fp4.dtype in _FP4_OUT
-                and _rows_of(y_fp4, shape, n, h // 2)
-                and y_fp4.get_device() == d
-                and y_fp4.is_contiguous()
-            )
+            ok = y_fp4.dtype in _FP4_OUT and _rows_of(y_fp4, shape, n, h // 2)
         if ok and block_scale is not None:
-            ok = (
-                block_scale.element_size() == 1
-                and block_scale.get_device() == d
-                and block_scale.is_contiguous()
-                and (
-                    block_scale.numel() >= swizzled_sf_size(n // h, h, block_size)
-                    if is_sf_swizzled_layout
-                    else _rows_of(block_scale, shape, n, h // block_size)
-                )
+            ok = block_scale.element_size() == 1 and (
+                block_scale.numel() >= swizzled_sf_size(n // h, h, block_size)
+                if is_sf_swizzled_layout
+                else _rows_of(block_scale, shape, n, h // block_size)
             )
         if ok and global_scale is not None:
-            ok = (
-                global_scale.dtype is _F32[0]
-                and global_scale.shape == (1,)
-                and global_scale.get_device() == d
-            )
+            ok = global_scale.dtype is _F32[0] and global_scale.shape == (1,)
     except (AttributeError, TypeError, IndexError, ZeroDivisionError):
         ok = False
     if not ok:
         _diagnose_fp4q(
-            input,
-            weight,
-            y_fp4,
-            block_scale,
-            global_scale,
-            block_size,
-            scale_format,
-            is_sf_swizzled_layout,
+            input, y_fp4, block_scale, global_scale, block_size, scale_format, is_sf_swizzled_layout
         )
-    return d  # type: ignore[no-any-return]
 
 
 def _diagnose_fp4q(
     x: Any,
-    weight: Any,
     y_fp4: Any,
     block_scale: Any,
     global_scale: Any,
@@ -383,7 +281,7 @@ def _diagnose_fp4q(
     scale_format: Any,
     swizzled: Any,
 ) -> None:
-    """Slow path of :func:`_validate_fp4q`: the first problem, named."""
+    """Slow path of :func:`_check_fp4q`: the first problem, named."""
     from .._core.adapter import short
 
     where = _where(_FP4Q)
@@ -405,7 +303,6 @@ def _diagnose_fp4q(
         raise InvalidArgumentError(
             f"{where}: is_sf_swizzled_layout must be a bool, got {short(swizzled)}"
         )
-    _check_rows(_FP4Q, x, weight, (2, 3))
     h = x.shape[-1]
     if h < 64 or h % block_size:
         raise InvalidArgumentError(
@@ -420,7 +317,6 @@ def _diagnose_fp4q(
         )
     rows = x.numel() // h
     if y_fp4 is not None:
-        ew.tensor(where, "y_fp4", y_fp4)
         want = (*x.shape[:-1], h // 2)
         if y_fp4.dtype not in _FP4_OUT or not _rows_of(y_fp4, x.shape, x.numel(), h // 2):
             raise InvalidArgumentError(
@@ -428,7 +324,6 @@ def _diagnose_fp4q(
                 f"per byte), got {short(y_fp4)}"
             )
     if block_scale is not None:
-        ew.tensor(where, "block_scale", block_scale)
         if block_scale.element_size() != 1:
             raise InvalidArgumentError(
                 f"{where}: block_scale must have a 1-byte dtype (float8_e4m3fn for e4m3, "
@@ -450,32 +345,14 @@ def _diagnose_fp4q(
                     f"{block_size} values; is_sf_swizzled_layout=False), got "
                     f"{short(block_scale)}"
                 )
-    for n, t in (("y_fp4", y_fp4), ("block_scale", block_scale)):
-        if t is not None and not t.is_contiguous():
-            raise InvalidArgumentError(
-                f"{where}: {n} must be contiguous: the kernel writes it row-major in place "
-                f"(0.7.4 asserts it; before, a strided block_scale is written through a "
-                f"temporary copy and left unchanged)"
-            )
-    if global_scale is not None:
-        ew.tensor(where, "global_scale", global_scale)
-        if global_scale.dtype is not _F32[0] or tuple(global_scale.shape) != (1,):
-            raise InvalidArgumentError(
-                f"{where}: global_scale must be a float32 tensor of shape (1,) (the encode "
-                f"scale, read on the device), got {short(global_scale)}"
-                + (". Fix: global_scale.reshape(1)" if global_scale.numel() == 1 else "")
-            )
-    ew.check_device(
-        where,
-        "input",
-        x,
-        {
-            "weight": weight,
-            "y_fp4": y_fp4,
-            "block_scale": block_scale,
-            "global_scale": global_scale,
-        },
-    )
+    if global_scale is not None and (
+        global_scale.dtype is not _F32[0] or tuple(global_scale.shape) != (1,)
+    ):
+        raise InvalidArgumentError(
+            f"{where}: global_scale must be a float32 tensor of shape (1,) (the encode "
+            f"scale, read on the device), got {short(global_scale)}"
+            + (". Fix: global_scale.reshape(1)" if global_scale.numel() == 1 else "")
+        )
     raise InvalidArgumentError(f"{where}: invalid arguments")  # pragma: no cover
 
 
@@ -554,17 +431,9 @@ def _fp4quant() -> EntryPoint:
                 ref="0.6.8 enable_pdl (None/True = device_support_pdl); no PDL before",
             ),
         ),
-        validate=_validate_fp4q,
-        validate_args=(
-            "input",
-            "weight",
-            "y_fp4",
-            "block_scale",
-            "global_scale",
-            "block_size",
-            "scale_format",
-            "is_sf_swizzled_layout",
-        ),
+        contracts=_FP4Q_TENSORS,
+        validate=_check_fp4q,
+        validate_args=("block_size", "scale_format", "is_sf_swizzled_layout"),
         prepare=_prepare_fp4q,
         emulations=(SfPadding(),),
         devices=sm100_only(
@@ -593,18 +462,16 @@ def _fp4quant() -> EntryPoint:
 
 
 SPECS: dict[str, EntryPoint] = {
-    "rmsnorm": _norm("rmsnorm", (2, 3), emulations=(Rows3D(),)),
-    "fused_add_rmsnorm": _fused("fused_add_rmsnorm"),
-    "gemma_rmsnorm": _norm("gemma_rmsnorm", (2,)),
-    "gemma_fused_add_rmsnorm": _fused("gemma_fused_add_rmsnorm"),
+    "rmsnorm": _entry("rmsnorm", _norm_contract("... hidden_size", (2, 3)), emulations=(Rows3D(),)),
+    "fused_add_rmsnorm": _entry("fused_add_rmsnorm", _fused_contract()),
+    "gemma_rmsnorm": _entry("gemma_rmsnorm", _norm_contract("batch_size hidden_size")),
+    "gemma_fused_add_rmsnorm": _entry("gemma_fused_add_rmsnorm", _fused_contract()),
     "layernorm": EntryPoint(
         facade="fi_compat.norm",
         name="layernorm",
         module="flashinfer.norm",
         params=(Param("input"), Param("gemma"), Param("beta"), Param("eps")),
-        validate=_validate_layernorm,
-        validate_args=("input", "gemma", "beta"),
-        prepare=ew.prepare,
+        contracts=_LAYERNORM,
         devices=ew.any_cuda_device,
         feature="norm",
     ),

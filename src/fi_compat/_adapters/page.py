@@ -21,6 +21,7 @@ Read from the released sources (``_snapshots/page.*.json``; ``flashinfer/page.py
 from __future__ import annotations
 
 from .._core import EntryPoint, ResultHook
+from .._core.contract import INDEX, Tensor
 from ..errors import InvalidArgumentError
 from ..registry import at_least
 from . import _elementwise as ew
@@ -35,14 +36,12 @@ if TYPE_CHECKING:
     from ..registry import Placement
 
 FACADE, MODULE = "fi_compat.page", "flashinfer.page"
-_INT: list[Any] = []  # torch.int32, torch.int64 (bound by _prepare at the first call)
 _TORCH: list[Any] = []  # the torch module (bound by _prepare: importing fi_compat does not)
 
 
 def _bind_torch() -> Any:
     import torch
 
-    _INT[:] = [torch.int32, torch.int64]
     _TORCH[:] = [torch]
     return torch
 
@@ -52,63 +51,31 @@ def _prepare() -> None:
     _bind_torch()
 
 
-def _index(where: str, n: str, t: Any, dev: int, int32: bool = False) -> None:
-    """``t``: a 1-D integer (with ``int32``: int32) tensor on CUDA device ``dev``."""
-    ew.tensor(where, n, t)
-    if t.dim() != 1 or t.dtype not in _INT[: 1 if int32 else 2]:
-        want = "int32" if int32 else "int32 or int64"
-        raise InvalidArgumentError(
-            f"{where}: {n} must be a 1-D {want} tensor, got {tuple(t.shape)} {t.dtype}"
-        )
-    if t.get_device() != dev:
-        raise InvalidArgumentError(f"{where}: {n} must be on the device {dev}, got {t.device}")
+_INDEX = Tensor("_", dtypes=INDEX)
 
 
-def _validate_append(key: Any, value: Any, kv: Any, *index: Any) -> int:
-    """``append_key`` / ``append_value`` ``[nnz, heads, dim]`` of the cache's dtype, the
-    cache one 4-/5-D tensor or a ``(k, v)`` pair of 4-D ones, the index tensors 1-D
-    integer, all on one device."""
+def _check_cache(key: Any, *rest: Any) -> None:
+    """The hook after the contract: ``paged_kv_cache`` (the last argument) is one 4-/5-D
+    tensor or a ``(k, v)`` pair of 4-D ones, of ``append_key``'s dtype and device (no
+    release checks the dtype: the kernel reinterprets the appended rows as the cache's)."""
     where = f"{FACADE}.append_paged_kv_cache"
+    kv = rest[-1]
     caches = kv if type(kv) is tuple else (kv,)
-    for n, t in (
-        ("append_key", key),
-        ("append_value", value),
-        *(("paged_kv_cache", c) for c in caches),
-    ):
-        ew.tensor(where, n, t)
-    dims = {c.dim() for c in caches} - ({4} if len(caches) == 2 else {4, 5})
-    if key.dim() != 3 or value.shape != key.shape or dims or len(caches) > 2:
+    for i, c in enumerate(caches):
+        ew.tensor(where, "paged_kv_cache" if len(caches) == 1 else f"paged_kv_cache[{i}]", c)
+    if len(caches) > 2 or {c.dim() for c in caches} - ({4} if len(caches) == 2 else {4, 5}):
         raise InvalidArgumentError(
-            f"{where}: append_key / append_value must be [nnz, heads, head_dim] and "
-            f"paged_kv_cache one 4-/5-D tensor or a (k, v) pair of 4-D tensors, got "
-            f"{tuple(key.shape)}, {tuple(value.shape)}, {[tuple(c.shape) for c in caches]}"
+            f"{where}: paged_kv_cache must be one 4-/5-D tensor or a (k, v) pair of 4-D "
+            f"tensors, got {[tuple(c.shape) for c in caches]}"
         )
-    if {value.dtype, *(c.dtype for c in caches)} != {key.dtype}:
+    if any(c.dtype is not key.dtype for c in caches):
         raise InvalidArgumentError(
-            f"{where}: append_value and paged_kv_cache must have append_key's dtype "
-            f"{key.dtype} (every release reads them as the cache's), got {value.dtype}, "
-            f"{caches[0].dtype}"
+            f"{where}: paged_kv_cache must have append_key's dtype {key.dtype} (every release "
+            f"reads the appended rows as the cache's), got {caches[0].dtype}"
         )
-    others = {"append_value": value, **{f"paged_kv_cache[{i}]": c for i, c in enumerate(caches)}}
-    dev = ew.check_device(where, "append_key", key, others)
-    names = ("batch_indices", "positions", "kv_indices", "kv_indptr", "kv_last_page_len")
-    for n, t in zip(names, index, strict=True):
-        _index(where, n, t, dev)
-    return dev
-
-
-def _validate_positions(indptr: Any, seq_lens: Any, batch_indices: Any, pos: Any) -> int:
-    """``append_indptr`` / ``seq_lens`` 1-D integer, the output buffers 1-D int32
-    (0.6.0+ raise ``ValueError`` otherwise), one CUDA device (a Triton kernel)."""
-    where = f"{FACADE}.get_batch_indices_positions"
-    ew.tensor(where, "append_indptr", indptr)
-    dev: int = indptr.get_device()
-    for n, t in (("append_indptr", indptr), ("seq_lens", seq_lens)):
-        _index(where, n, t, dev)
-    for n, t in (("batch_indices", batch_indices), ("positions", pos)):
-        if t is not None:
-            _index(where, n, t, dev, int32=True)
-    return dev
+    ew.check_device(
+        where, "append_key", key, {f"paged_kv_cache[{i}]": c for i, c in enumerate(caches)}
+    )
 
 
 class Padding(ResultHook):
@@ -153,18 +120,28 @@ def _entry(name: str, **kw: Any) -> EntryPoint:
 SPECS: dict[str, EntryPoint] = {
     "append_paged_kv_cache": _entry(
         "append_paged_kv_cache",
-        validate=_validate_append,
-        validate_args=(
-            *("append_key", "append_value", "paged_kv_cache", "batch_indices", "positions"),
-            *("kv_indices", "kv_indptr", "kv_last_page_len"),
-        ),
+        contracts={
+            "append_key": Tensor("nnz heads head_dim"),
+            "append_value": Tensor("nnz heads head_dim", dtype="append_key"),
+            **dict.fromkeys(
+                ("batch_indices", "positions", "kv_indices", "kv_indptr", "kv_last_page_len"),
+                _INDEX,
+            ),
+        },
+        validate=_check_cache,
+        validate_args=("paged_kv_cache",),
         prepare=_prepare,
         devices=ew.any_cuda_device,
     ),
     "get_batch_indices_positions": _entry(
         "get_batch_indices_positions",
-        validate=_validate_positions,
-        validate_args=("append_indptr", "seq_lens", "batch_indices", "positions"),
+        # the output buffers: int32 (0.6.0+ raise ValueError otherwise)
+        contracts={
+            "append_indptr": _INDEX,
+            "seq_lens": _INDEX,
+            "batch_indices": Tensor("_", dtypes="int32"),
+            "positions": Tensor("_", dtypes="int32"),
+        },
         prepare=_prepare,
         devices=ew.any_cuda_device,
         results=(Padding(),),

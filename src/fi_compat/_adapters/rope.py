@@ -19,143 +19,40 @@ Read from the released sources (``_snapshots/rope.*.json``; ``csrc/rope.cu``):
 from __future__ import annotations
 
 from .._core import EntryPoint, Param
-from ..errors import InvalidArgumentError
+from .._core.contract import FP16, INDEX, Tensor
 from . import _elementwise as ew
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 _IDX = (("0.2.0.post1", "int32"), ("0.2.7", None))
 _IDX_REF = "0.2.0.post1-0.2.6 rope.cu static_cast<int32_t*>; 0.2.7 IDTYPE dispatch"
 _INDEX_PARAMS = ("indptr", "offsets", "pos_ids", "positions")
 
 
-def _where(name: str) -> str:
-    return f"fi_compat.rope.{name}"
+_HALF = "every release's kernels dispatch on those two only"
 
 
-_INT: frozenset[Any] = frozenset()
+def _qk_contract(index: tuple[str, ...]) -> dict[str, Tensor]:
+    """``q`` / ``k``: ``[nnz, heads, head_dim]`` fp16/bf16, one nnz and head_dim and
+    dtype; the index tensors 1-D int32/int64; one device."""
+    return {
+        "q": Tensor("nnz num_heads head_dim", dtypes=FP16, why=_HALF),
+        "k": Tensor("nnz num_kv_heads head_dim", match="q"),
+        **{n: Tensor("_", dtypes=INDEX) for n in index},
+    }
 
 
-def _prepare() -> None:
-    global _INT
-    import torch
-
-    ew.prepare()
-    _INT = frozenset((torch.int32, torch.int64))
-
-
-def _check_index(where: str, name: str, x: Any, d: int) -> None:
-    ew.tensor(where, name, x)
-    if x.dim() != 1 or x.dtype not in _INT:
-        raise InvalidArgumentError(
-            f"{where}: {name} must be a 1-D int32 or int64 tensor, got {tuple(x.shape)} {x.dtype}"
-        )
-    if x.get_device() != d:
-        raise InvalidArgumentError(f"{where}: {name} must be on the device of q, got {x.device}")
-
-
-def _validate_qk(name: str, names: tuple[str, ...]) -> Any:
-    def validate(q: Any, k: Any, *index: Any) -> int:
-        """``q`` / ``k``: ``[nnz, heads, head_dim]`` fp16/bf16, one nnz and head_dim and
-        dtype, one device; the index tensors 1-D int32/int64 on it.  Returns the CUDA
-        index (-1 off CUDA)."""
-        try:
-            d = q.get_device()
-            ok = (
-                q.dim() == 3
-                and k.dim() == 3
-                and q.dtype in ew.FP16
-                and k.dtype is q.dtype
-                and q.shape[0] == k.shape[0]
-                and q.shape[2] == k.shape[2]
-                and k.get_device() == d
-            )
-            for x in index:
-                ok = ok and x.dtype in _INT and x.dim() == 1 and x.get_device() == d
-        except (AttributeError, TypeError):
-            ok = False
-        if not ok:
-            where = _where(name)
-            ew.tensor(where, "q", q)
-            ew.tensor(where, "k", k)
-            for n, x in (("q", q), ("k", k)):
-                if x.dim() != 3:
-                    raise InvalidArgumentError(
-                        f"{where}: {n} must be 3-D [nnz, num_heads, head_dim], got shape "
-                        f"{tuple(x.shape)}"
-                    )
-            ew.half(where, "q", q)
-            if k.dtype != q.dtype or k.shape[0] != q.shape[0] or k.shape[2] != q.shape[2]:
-                raise InvalidArgumentError(
-                    f"{where}: k must match q in dtype, nnz and head_dim: q {tuple(q.shape)} "
-                    f"{q.dtype}, k {tuple(k.shape)} {k.dtype}"
-                )
-            ew.check_device(where, "q", q, {"k": k})
-            for n, x in zip(names, index, strict=True):
-                _check_index(where, n, x, d)
-        return d  # type: ignore[no-any-return]
-
-    return validate
-
-
-def _validate_cache(name: str) -> Any:
-    def validate(positions: Any, query: Any, key: Any, cos_sin_cache: Any) -> int:
-        import torch
-
-        try:
-            d = query.get_device()
-            ok = (
-                query.dtype in ew.FP16
-                and key.dtype is query.dtype
-                and cos_sin_cache.dtype is torch.float32
-                and cos_sin_cache.dim() == 2
-                and positions.dtype in _INT
-                and positions.dim() == 1
-                and positions.shape[0] == query.shape[0] == key.shape[0]
-                and key.get_device() == d
-                and cos_sin_cache.get_device() == d
-                and positions.get_device() == d
-            )
-        except (AttributeError, TypeError, IndexError):
-            ok = False
-        if not ok:
-            where = _where(name)
-            for n, x in (
-                ("positions", positions),
-                ("query", query),
-                ("key", key),
-                ("cos_sin_cache", cos_sin_cache),
-            ):
-                ew.tensor(where, n, x)
-            ew.half(where, "query", query)
-            if key.dtype != query.dtype:
-                raise InvalidArgumentError(
-                    f"{where}: key must have query's dtype {query.dtype}, got {key.dtype}"
-                )
-            if cos_sin_cache.dtype != torch.float32 or cos_sin_cache.dim() != 2:
-                raise InvalidArgumentError(
-                    f"{where}: cos_sin_cache must be 2-D float32 [max_position, rotary_dim] "
-                    f"(cos half then sin half; every release requires float32), got "
-                    f"{tuple(cos_sin_cache.shape)} {cos_sin_cache.dtype}"
-                )
-            _check_index(where, "positions", positions, positions.get_device())
-            if positions.dim() != 1 or not (positions.shape[0] == query.shape[0] == key.shape[0]):
-                raise InvalidArgumentError(
-                    f"{where}: positions must be 1-D [nnz] with nnz = query.shape[0] = "
-                    f"key.shape[0]; got positions {tuple(positions.shape)}, query "
-                    f"{tuple(query.shape)}, key {tuple(key.shape)}"
-                )
-            ew.check_device(
-                where,
-                "query",
-                query,
-                {"key": key, "cos_sin_cache": cos_sin_cache, "positions": positions},
-            )
-        return d  # type: ignore[no-any-return]
-
-    return validate
+def _cache_contract() -> dict[str, Tensor]:
+    """vLLM's layout: ``query`` / ``key`` ``[nnz, ...]`` fp16/bf16, ``positions`` ``[nnz]``
+    int32/int64, ``cos_sin_cache`` 2-D float32 (every release requires it)."""
+    return {
+        "query": Tensor("nnz ...", dtypes=FP16, why=_HALF),
+        "key": Tensor("nnz ...", dtype="query"),
+        "cos_sin_cache": Tensor(
+            "max_position rotary_dim",
+            dtypes="float32",
+            why="cos half then sin half; every release requires float32",
+        ),
+        "positions": Tensor("nnz", dtypes=INDEX),
+    }
 
 
 def _index(name: str) -> Param:
@@ -172,9 +69,7 @@ def _rope(name: str, index: tuple[str, ...], llama31: bool = False) -> EntryPoin
         name=name,
         module="flashinfer.rope",
         params=params,
-        validate=_validate_qk(name, index),
-        validate_args=("q", "k", *index),
-        prepare=_prepare,
+        contracts=_qk_contract(index),
         devices=ew.any_cuda_device,
         feature="rope",
     )
@@ -186,9 +81,7 @@ def _cache(name: str) -> EntryPoint:
         name=name,
         module="flashinfer.rope",
         params=(_index("positions"),),
-        validate=_validate_cache(name),
-        validate_args=("positions", "query", "key", "cos_sin_cache"),
-        prepare=_prepare,
+        contracts=_cache_contract(),
         devices=ew.any_cuda_device,
         feature="rope",
         # 0.2.0.post1 has the function with the pre-vLLM signature (q, k, cos_cache,

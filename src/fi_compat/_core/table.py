@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from ..detection import Distribution
     from .adapter import Adapter
+    from .contract import Contract, Tensor
 
 __all__ = [
     "OMIT",
@@ -473,6 +474,7 @@ class EntryPoint:
         validate: Callable[..., object] | None = None,
         validate_args: tuple[str, ...] = (),
         prepare: Callable[[], None] | None = None,
+        contracts: Mapping[str, Tensor] | None = None,
         emulations: Sequence[Emulation] = (),
         normalizers: Sequence[Normalizer] = (),
         results: Sequence[ResultHook] = (),
@@ -505,6 +507,14 @@ class EntryPoint:
         self.validate = validate
         self.validate_args = validate_args
         self.prepare = prepare
+        # contracts: declared tensor metadata (fi_compat._core.contract); compiled into
+        # ``validate`` at the first call, ``validate`` then a hook run after it
+        self.contract: Contract | None = None
+        if contracts:
+            from .contract import Contract
+
+            self.contract = c = Contract(self, contracts, validate, validate_args, prepare)
+            self.validate, self.validate_args, self.prepare = c.lazy, c.args, c.prepare
         self.emulations = {e.name: e for e in emulations}
         self.normalizers = tuple(normalizers)
         self.results = tuple(results)
@@ -618,6 +628,8 @@ class EntryPoint:
                 p.kind = parse_kind(ann.get(n), enum_names)
             except ValueError as exc:
                 raise ValueError(f"{self.name}: parameter {n}: {exc}") from None
+        if self.contract is not None:
+            self.contract.bind(self.params)
         facts.apply(self)
         self.bound = True
 
