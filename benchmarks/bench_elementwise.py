@@ -47,6 +47,7 @@ MODULES = {
     **dict.fromkeys(ROPE, rope),
 }
 from fi_compat.detection import Distribution  # noqa: E402
+from support.spy import stub  # noqa: E402
 
 # one release per era of enable_pdl: none (0.2.0.post1), bool (0.2.5), Optional and not
 # clamped (0.4.1), clamped in norm (0.7.4)
@@ -65,9 +66,9 @@ def stand_in(name: str, release: str) -> Any:
 
 def facade(name: str, release: str, target: Any) -> Any:
     entry = ALL[name]
-    stub = getattr(MODULES[name], "_" + name)
+    typed = stub(MODULES[name], name)
     a = entry.select(Distribution("flashinfer-python", release, "<bench>", ""))
-    f = a.build(stub)
+    f = a.build(typed)
     a._set_target(target)
     return f
 

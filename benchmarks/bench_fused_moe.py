@@ -38,8 +38,8 @@ import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from fi_compat import snapshots  # noqa: E402
-from moe_helpers import ENTRIES, args, moe_facade, release_value  # noqa: E402
-from spy import default_value  # noqa: E402
+from support.moe_helpers import ENTRIES, args, moe_facade, release_value  # noqa: E402
+from support.spy import default_value  # noqa: E402
 
 
 def trivial_for(name: str, release: str) -> Any:

@@ -43,8 +43,8 @@ CATEGORIES: dict[str, str] = {
 
 
 def entry_points() -> list[EntryPoint]:
-    """Every facade function's entry point, in registry order (:mod:`fi_compat.facades`)."""
-    from fi_compat.facades import entry_points as _entry_points
+    """Every facade function's entry point, in registry order (:mod:`fi_compat._facades`)."""
+    from fi_compat._facades import entry_points as _entry_points
 
     return _entry_points()
 
@@ -358,7 +358,7 @@ def attention_backends_page() -> str:
     import importlib
 
     from fi_compat._adapters._backend import ATTENTION_BACKEND_GPUS
-    from fi_compat.facades import FACADES
+    from fi_compat._facades import FACADES
 
     parts = [
         "# Attention backends\n",
@@ -400,8 +400,8 @@ def attention_backends_page() -> str:
 def readme_facades() -> str:
     """README.md's facade list: one line per facade module, its functions and the
     releases they serve (the per-function ranges are on the module's docs page)."""
-    from fi_compat.facades import FACADES
-    from fi_compat.facades import entry_points as of_module
+    from fi_compat._facades import FACADES
+    from fi_compat._facades import entry_points as of_module
 
     lines = []
     for module, (fi_module, _) in FACADES.items():

@@ -33,7 +33,7 @@ release in between lacking it) is not recorded: the range is first to last.
 
 After adding an entry point or a release (its snapshots made): ``python
 tools/locations.py`` (scans only the releases not cached yet, then renders);
-``tests/unit/test_locations.py`` fails while the data is stale.
+``tests/static/test_locations.py`` fails while the data is stale.
 """
 
 from __future__ import annotations
@@ -252,9 +252,9 @@ def covered() -> tuple[Sources, Defs, dict[str, str]]:
     ...]} to look it up from; {release: {"defining_module:def": covered name}}, read
     from the signature snapshots; {covered name: fi_compat module providing its object}."""
     from fi_compat import enums
-    from fi_compat.facades import entry_points
+    from fi_compat._facades import entry_points
+    from fi_compat._snapshot_io import DIR, load
     from fi_compat.registry import KNOWN_RELEASES as releases
-    from fi_compat.snapshots import DIR, load
 
     sources: Sources = {}
     defs: Defs = {}

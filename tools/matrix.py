@@ -10,7 +10,7 @@ Each release is installed from PyPI for real with ``pip install --no-deps --targ
 (``.matrix/common``) and, for cells marked ``dsl``, ``nvidia-cutlass-dsl==4.8.1``
 (libs-cu12) with ``cuda-python`` (``.matrix/dsl``; its ``.pth`` file is not read from
 ``PYTHONPATH``, so the ``dsl_packages`` folder is put on the path explicitly).  A cell
-runs ``pytest tests/contract`` in a fresh interpreter whose ``PYTHONPATH`` holds exactly
+runs ``pytest tests/live`` in a fresh interpreter whose ``PYTHONPATH`` holds exactly
 that release, with ``FI_COMPAT_CELL*`` variables saying what the cell expects:
 
 * ``live``: ``flashinfer.gdn_prefill`` imports here; the spy contract runs;
@@ -173,7 +173,7 @@ def cell_env(release: str, dsl: bool, expect: str) -> dict[str, str]:
 def run_cell(release: str, dsl: bool, expect: str, extra: list[str]) -> dict[str, object]:
     name = f"{release}{'+dsl' if dsl else ''}{'+cubin' if expect == 'cubin-mismatch' else ''}"
     junit = MATRIX / f"junit-{name}.xml"
-    cmd = [*PYTEST, "tests/contract", f"--junitxml={junit}", *extra]
+    cmd = [*PYTEST, "tests/live", f"--junitxml={junit}", *extra]
     print(f"\n=== cell {name} (expect {expect})", flush=True)
     t = time.time()
     rc = subprocess.run(cmd, cwd=ROOT, env=cell_env(release, dsl, expect)).returncode
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n=== unit and snapshot tests (no FlashInfer on the path)", flush=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     unit_rc = subprocess.run(
-        [*PYTEST, "tests", "--ignore=tests/contract", *args.pytest_args], cwd=ROOT, env=env
+        [*PYTEST, "tests", "--ignore=tests/live", *args.pytest_args], cwd=ROOT, env=env
     ).returncode
     rows = [run_cell(r, d, e, args.pytest_args) for r, d, e in CELLS]
     report(rows)

@@ -17,8 +17,8 @@ What was detected and which adapter each facade chose: :func:`adapters`, :func:`
 from __future__ import annotations
 
 from . import _locate
+from ._facades import FACADES
 from ._version import __version__
-from .facades import FACADES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

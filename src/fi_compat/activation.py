@@ -19,40 +19,28 @@ if TYPE_CHECKING:
 
     from torch import Tensor
 
-__all__ = ["gelu_and_mul", "gelu_tanh_and_mul", "silu_and_mul"]
+__all__: list[str] = []  # every entry point joins it (lazy_facades)
 
 
-def _silu_and_mul(
+def silu_and_mul(
     input: Tensor, out: Tensor | None = None, enable_pdl: bool | None = None, **kwargs: Any
 ) -> Tensor:
     """``silu(input[..., :d]) * input[..., d:]``; returns ``out`` (allocated when None)."""
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _gelu_and_mul(
+def gelu_and_mul(
     input: Tensor, out: Tensor | None = None, enable_pdl: bool | None = None, **kwargs: Any
 ) -> Tensor:
     """``gelu(input[..., :d]) * input[..., d:]`` (exact erf GELU)."""
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _gelu_tanh_and_mul(
+def gelu_tanh_and_mul(
     input: Tensor, out: Tensor | None = None, enable_pdl: bool | None = None, **kwargs: Any
 ) -> Tensor:
     """``gelu_tanh(input[..., :d]) * input[..., d:]`` (tanh-approximated GELU)."""
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-lazy_facades(
-    globals(),
-    {
-        "silu_and_mul": (_silu_and_mul, SPECS["silu_and_mul"]),
-        "gelu_and_mul": (_gelu_and_mul, SPECS["gelu_and_mul"]),
-        "gelu_tanh_and_mul": (_gelu_tanh_and_mul, SPECS["gelu_tanh_and_mul"]),
-    },
-)
-
-if TYPE_CHECKING:  # what the generated functions look like, for type checkers
-    silu_and_mul = _silu_and_mul
-    gelu_and_mul = _gelu_and_mul
-    gelu_tanh_and_mul = _gelu_tanh_and_mul
+lazy_facades(globals(), SPECS.values())

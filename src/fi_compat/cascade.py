@@ -21,15 +21,10 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
-__all__ = [
-    "MultiLevelCascadeAttentionWrapper",
-    "merge_state",
-    "merge_state_in_place",
-    "merge_states",
-]
+__all__: list[str] = []  # every entry point and wrapper class joins it
 
 
-def _merge_state(v_a: Tensor, s_a: Tensor, v_b: Tensor, s_b: Tensor, **kwargs: Any) -> Any:
+def merge_state(v_a: Tensor, s_a: Tensor, v_b: Tensor, s_b: Tensor, **kwargs: Any) -> Any:
     """Merge two attention states: ``(v, s)`` of ``v_a`` over one KV part and ``v_b`` over
     another, ``v`` ``[seq, heads, dim]``, ``s`` float32 ``[seq, heads]`` (base 2).
     Returns ``(v_merged, s_merged)``.
@@ -38,7 +33,7 @@ def _merge_state(v_a: Tensor, s_a: Tensor, v_b: Tensor, s_b: Tensor, **kwargs: A
     """
 
 
-def _merge_state_in_place(
+def merge_state_in_place(
     v: Tensor,
     s: Tensor,
     v_other: Tensor,
@@ -53,7 +48,7 @@ def _merge_state_in_place(
     """
 
 
-def _merge_states(v: Tensor, s: Tensor, **kwargs: Any) -> Any:
+def merge_states(v: Tensor, s: Tensor, **kwargs: Any) -> Any:
     """Merge ``num_states`` states: ``v`` ``[seq, num_states, heads, dim]``, ``s`` float32
     ``[seq, num_states, heads]``.  Returns ``(v_merged, s_merged)``.
 
@@ -116,14 +111,7 @@ def _run(
     """
 
 
-lazy_facades(
-    globals(),
-    {
-        "merge_state": (_merge_state, SPECS["merge_state"]),
-        "merge_state_in_place": (_merge_state_in_place, SPECS["merge_state_in_place"]),
-        "merge_states": (_merge_states, SPECS["merge_states"]),
-    },
-)
+lazy_facades(globals(), SPECS.values())
 CLASSES = {
     CLASS: WrapperClass(
         facade=__name__,
@@ -139,10 +127,8 @@ CLASSES = {
 }
 lazy_classes(globals(), CLASSES)
 
+
 if TYPE_CHECKING:
-    merge_state = _merge_state
-    merge_state_in_place = _merge_state_in_place
-    merge_states = _merge_states
 
     class MultiLevelCascadeAttentionWrapper:
         __init__ = _init

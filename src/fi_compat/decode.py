@@ -39,15 +39,7 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
-__all__ = [
-    "BatchDecodeMlaWithPagedKVCacheWrapper",
-    "BatchDecodeWithPagedKVCacheWrapper",
-    "CUDAGraphBatchDecodeWithPagedKVCacheWrapper",
-    "fast_decode_plan",
-    "single_decode_with_kv_cache",
-    "trtllm_batch_decode_with_kv_cache",
-    "trtllm_batch_decode_with_kv_cache_mla",
-]
+__all__: list[str] = []  # every entry point and wrapper class joins it
 
 
 def _init(
@@ -144,7 +136,7 @@ def _run(
     """
 
 
-def _single_decode_with_kv_cache(
+def single_decode_with_kv_cache(
     q: Tensor,
     k: Tensor,
     v: Tensor,
@@ -170,7 +162,7 @@ def _single_decode_with_kv_cache(
     """
 
 
-def _fast_decode_plan(
+def fast_decode_plan(
     self: Any,
     indptr: Tensor,
     indices: Tensor,
@@ -209,7 +201,7 @@ def _fast_decode_plan(
     """
 
 
-def _trtllm_batch_decode_with_kv_cache(
+def trtllm_batch_decode_with_kv_cache(
     query: Tensor,
     kv_cache: Tensor | tuple[Tensor, Tensor],
     workspace_buffer: Tensor,
@@ -262,7 +254,7 @@ def _trtllm_batch_decode_with_kv_cache(
     """
 
 
-def _trtllm_batch_decode_with_kv_cache_mla(
+def trtllm_batch_decode_with_kv_cache_mla(
     query: Tensor,
     kv_cache: Tensor,
     workspace_buffer: Tensor,
@@ -410,24 +402,7 @@ def _mla_run(
     """
 
 
-lazy_facades(
-    globals(),
-    {
-        "single_decode_with_kv_cache": (
-            _single_decode_with_kv_cache,
-            SPECS["single_decode_with_kv_cache"],
-        ),
-        "fast_decode_plan": (_fast_decode_plan, SPECS["fast_decode_plan"]),
-        "trtllm_batch_decode_with_kv_cache": (
-            _trtllm_batch_decode_with_kv_cache,
-            TRTLLM["trtllm_batch_decode_with_kv_cache"],
-        ),
-        "trtllm_batch_decode_with_kv_cache_mla": (
-            _trtllm_batch_decode_with_kv_cache_mla,
-            TRTLLM["trtllm_batch_decode_with_kv_cache_mla"],
-        ),
-    },
-)
+lazy_facades(globals(), [*SPECS.values(), *TRTLLM.values()])
 CLASSES = {
     CLASS: _attention.wrapper_class(__name__, MODULE, CLASS, METHODS, (_init, _plan, _run)),
     MLA_CLASS: _attention.wrapper_class(
@@ -444,11 +419,8 @@ CLASSES[GRAPH_CLASS] = WrapperClass(
 lazy_classes(globals(), CLASSES)
 STABLE_PLAN[:] = [lambda: CLASSES[CLASS].functions()["plan"]]  # fast_decode_plan before 0.4.0
 
+
 if TYPE_CHECKING:
-    single_decode_with_kv_cache = _single_decode_with_kv_cache
-    fast_decode_plan = _fast_decode_plan
-    trtllm_batch_decode_with_kv_cache = _trtllm_batch_decode_with_kv_cache
-    trtllm_batch_decode_with_kv_cache_mla = _trtllm_batch_decode_with_kv_cache_mla
 
     class BatchDecodeWithPagedKVCacheWrapper:
         __init__ = _init

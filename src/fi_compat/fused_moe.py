@@ -47,23 +47,9 @@ __all__ = [
     "RoutingMethodType",
     "SfLayout",
     "WeightLayout",
-    "block_scale_interleave",
-    "cutlass_fused_moe",
-    "reorder_rows_for_gated_act_gemm",
-    "shuffle_matrix_a",
-    "shuffle_matrix_sf_a",
     "supports_cutlass_moe",
     "supports_trtllm_moe",
-    "trtllm_bf16_moe",
-    "trtllm_bf16_routed_moe",
-    "trtllm_fp4_block_scale_moe",
-    "trtllm_fp4_block_scale_routed_moe",
-    "trtllm_fp8_block_scale_moe",
-    "trtllm_fp8_block_scale_routed_moe",
-    "trtllm_fp8_per_tensor_scale_moe",
-    "trtllm_fp8_per_tensor_scale_routed_moe",
-    "trtllm_mxint4_block_scale_moe",
-]
+]  # and every entry point (lazy_facades)
 
 
 # Docstring parts shared by several facades ({name} in a stub docstring, filled when the
@@ -126,7 +112,7 @@ DOCS = {
 }
 
 
-def _trtllm_fp4_block_scale_moe(
+def trtllm_fp4_block_scale_moe(
     routing_logits: Tensor,
     routing_bias: Tensor | None,
     hidden_states: Tensor,
@@ -199,7 +185,7 @@ def _trtllm_fp4_block_scale_moe(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _trtllm_fp4_block_scale_routed_moe(
+def trtllm_fp4_block_scale_routed_moe(
     topk_ids: Tensor | tuple[Tensor, Tensor],
     routing_bias: Tensor | None,
     hidden_states: Tensor,
@@ -259,7 +245,7 @@ def _trtllm_fp4_block_scale_routed_moe(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _trtllm_fp8_block_scale_moe(
+def trtllm_fp8_block_scale_moe(
     routing_logits: Tensor,
     routing_bias: Tensor | None,
     hidden_states: Tensor,
@@ -318,7 +304,7 @@ def _trtllm_fp8_block_scale_moe(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _trtllm_fp8_block_scale_routed_moe(
+def trtllm_fp8_block_scale_routed_moe(
     topk_ids: Tensor | tuple[Tensor, Tensor],
     routing_bias: Tensor | None,
     hidden_states: Tensor,
@@ -366,7 +352,7 @@ def _trtllm_fp8_block_scale_routed_moe(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _trtllm_fp8_per_tensor_scale_moe(
+def trtllm_fp8_per_tensor_scale_moe(
     routing_logits: Tensor,
     routing_bias: Tensor | None,
     hidden_states: Tensor,
@@ -412,7 +398,7 @@ def _trtllm_fp8_per_tensor_scale_moe(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _trtllm_fp8_per_tensor_scale_routed_moe(
+def trtllm_fp8_per_tensor_scale_routed_moe(
     topk_ids: Tensor | tuple[Tensor, Tensor],
     routing_bias: Tensor | None,
     hidden_states: Tensor,
@@ -452,7 +438,7 @@ def _trtllm_fp8_per_tensor_scale_routed_moe(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _trtllm_bf16_moe(
+def trtllm_bf16_moe(
     routing_logits: Tensor,
     routing_bias: Tensor | None,
     hidden_states: Tensor,
@@ -497,7 +483,7 @@ def _trtllm_bf16_moe(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _trtllm_bf16_routed_moe(
+def trtllm_bf16_routed_moe(
     topk_ids: Tensor | tuple[Tensor, Tensor],
     hidden_states: Tensor,
     gemm1_weights: Tensor,
@@ -538,7 +524,7 @@ def _trtllm_bf16_routed_moe(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _trtllm_mxint4_block_scale_moe(
+def trtllm_mxint4_block_scale_moe(
     routing_logits: Tensor,
     routing_bias: Tensor | None,
     hidden_states: Tensor,
@@ -581,7 +567,7 @@ def _trtllm_mxint4_block_scale_moe(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _cutlass_fused_moe(
+def cutlass_fused_moe(
     input: Tensor,
     token_selected_experts: Tensor,
     token_final_scales: Tensor,
@@ -656,14 +642,14 @@ def _cutlass_fused_moe(
 # -- helpers around the MoE kernels (top-level FlashInfer functions) -----------------
 
 
-def _shuffle_matrix_a(input_tensor: Tensor, epilogue_tile_m: int, **kwargs: Any) -> Tensor:
+def shuffle_matrix_a(input_tensor: Tensor, epilogue_tile_m: int, **kwargs: Any) -> Tensor:
     """Reorder rows of a weight matrix for the TRTLLM-gen GEMMs (``flashinfer.shuffle_matrix_a``;
     module ``fp4_quantization``, ``quantization.fp4_quantization`` from 0.6.7).  Unchanged
     0.5.0-0.7.4."""
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _shuffle_matrix_sf_a(
+def shuffle_matrix_sf_a(
     input_tensor: Tensor, epilogue_tile_m: int, num_elts_per_sf: int = 16, **kwargs: Any
 ) -> Tensor:
     """Reorder a block-scale matrix like :func:`shuffle_matrix_a` and interleave it
@@ -671,7 +657,7 @@ def _shuffle_matrix_sf_a(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _block_scale_interleave(
+def block_scale_interleave(
     unswizzled_sf: Tensor, *, out: Tensor | None = None, **kwargs: Any
 ) -> Tensor:
     """Swizzle linear block scales into the 128x4 layout (``flashinfer.block_scale_interleave``).
@@ -681,7 +667,7 @@ def _block_scale_interleave(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _reorder_rows_for_gated_act_gemm(x: Tensor, **kwargs: Any) -> Tensor:
+def reorder_rows_for_gated_act_gemm(x: Tensor, **kwargs: Any) -> Tensor:
     """Interleave the gate and up halves of a gated-activation weight
     (``flashinfer.reorder_rows_for_gated_act_gemm``).  Unchanged 0.5.0-0.7.4."""
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
@@ -689,66 +675,8 @@ def _reorder_rows_for_gated_act_gemm(x: Tensor, **kwargs: Any) -> Tensor:
 
 # Each function is generated for the installed release on first access (PEP 562), so
 # importing this module costs only the stubs above.
-lazy_facades(
-    globals(),
-    {
-        "trtllm_fp4_block_scale_moe": (
-            _trtllm_fp4_block_scale_moe,
-            SPECS["trtllm_fp4_block_scale_moe"],
-        ),
-        "trtllm_fp4_block_scale_routed_moe": (
-            _trtllm_fp4_block_scale_routed_moe,
-            SPECS["trtllm_fp4_block_scale_routed_moe"],
-        ),
-        "trtllm_fp8_block_scale_moe": (
-            _trtllm_fp8_block_scale_moe,
-            SPECS["trtllm_fp8_block_scale_moe"],
-        ),
-        "trtllm_fp8_block_scale_routed_moe": (
-            _trtllm_fp8_block_scale_routed_moe,
-            SPECS["trtllm_fp8_block_scale_routed_moe"],
-        ),
-        "trtllm_fp8_per_tensor_scale_moe": (
-            _trtllm_fp8_per_tensor_scale_moe,
-            SPECS["trtllm_fp8_per_tensor_scale_moe"],
-        ),
-        "trtllm_fp8_per_tensor_scale_routed_moe": (
-            _trtllm_fp8_per_tensor_scale_routed_moe,
-            SPECS["trtllm_fp8_per_tensor_scale_routed_moe"],
-        ),
-        "trtllm_bf16_moe": (_trtllm_bf16_moe, SPECS["trtllm_bf16_moe"]),
-        "trtllm_bf16_routed_moe": (_trtllm_bf16_routed_moe, SPECS["trtllm_bf16_routed_moe"]),
-        "trtllm_mxint4_block_scale_moe": (
-            _trtllm_mxint4_block_scale_moe,
-            SPECS["trtllm_mxint4_block_scale_moe"],
-        ),
-        "cutlass_fused_moe": (_cutlass_fused_moe, SPECS["cutlass_fused_moe"]),
-        "shuffle_matrix_a": (_shuffle_matrix_a, HELPERS["shuffle_matrix_a"]),
-        "shuffle_matrix_sf_a": (_shuffle_matrix_sf_a, HELPERS["shuffle_matrix_sf_a"]),
-        "block_scale_interleave": (_block_scale_interleave, HELPERS["block_scale_interleave"]),
-        "reorder_rows_for_gated_act_gemm": (
-            _reorder_rows_for_gated_act_gemm,
-            HELPERS["reorder_rows_for_gated_act_gemm"],
-        ),
-    },
-    DOCS,
-)
+lazy_facades(globals(), [*SPECS.values(), *HELPERS.values()], DOCS)
 
-if TYPE_CHECKING:  # what the generated functions look like, for type checkers
-    trtllm_fp4_block_scale_moe = _trtllm_fp4_block_scale_moe
-    trtllm_fp4_block_scale_routed_moe = _trtllm_fp4_block_scale_routed_moe
-    trtllm_fp8_block_scale_moe = _trtllm_fp8_block_scale_moe
-    trtllm_fp8_block_scale_routed_moe = _trtllm_fp8_block_scale_routed_moe
-    trtllm_fp8_per_tensor_scale_moe = _trtllm_fp8_per_tensor_scale_moe
-    trtllm_fp8_per_tensor_scale_routed_moe = _trtllm_fp8_per_tensor_scale_routed_moe
-    trtllm_bf16_moe = _trtllm_bf16_moe
-    trtllm_bf16_routed_moe = _trtllm_bf16_routed_moe
-    trtllm_mxint4_block_scale_moe = _trtllm_mxint4_block_scale_moe
-    cutlass_fused_moe = _cutlass_fused_moe
-    shuffle_matrix_a = _shuffle_matrix_a
-    shuffle_matrix_sf_a = _shuffle_matrix_sf_a
-    block_scale_interleave = _block_scale_interleave
-    reorder_rows_for_gated_act_gemm = _reorder_rows_for_gated_act_gemm
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same
 # objects (generated data: fi_compat._locations; see fi_compat._locate)

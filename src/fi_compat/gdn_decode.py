@@ -26,14 +26,10 @@ if TYPE_CHECKING:
 
     from torch import Tensor
 
-__all__ = [
-    "gated_delta_rule_decode",
-    "gated_delta_rule_decode_pretranspose",
-    "gated_delta_rule_mtp",
-]
+__all__: list[str] = []  # every entry point joins it (lazy_facades)
 
 
-def _gated_delta_rule_decode_pretranspose(
+def gated_delta_rule_decode_pretranspose(
     q: Tensor,
     k: Tensor,
     v: Tensor,
@@ -59,7 +55,7 @@ def _gated_delta_rule_decode_pretranspose(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _gated_delta_rule_decode(
+def gated_delta_rule_decode(
     q: Tensor,
     k: Tensor,
     v: Tensor,
@@ -78,7 +74,7 @@ def _gated_delta_rule_decode(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _gated_delta_rule_mtp(
+def gated_delta_rule_mtp(
     q: Tensor,
     k: Tensor,
     v: Tensor,
@@ -108,19 +104,4 @@ def _gated_delta_rule_mtp(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-lazy_facades(
-    globals(),
-    {
-        "gated_delta_rule_decode_pretranspose": (
-            _gated_delta_rule_decode_pretranspose,
-            SPECS["gated_delta_rule_decode_pretranspose"],
-        ),
-        "gated_delta_rule_decode": (_gated_delta_rule_decode, SPECS["gated_delta_rule_decode"]),
-        "gated_delta_rule_mtp": (_gated_delta_rule_mtp, SPECS["gated_delta_rule_mtp"]),
-    },
-)
-
-if TYPE_CHECKING:  # what the generated functions look like, for type checkers
-    gated_delta_rule_decode_pretranspose = _gated_delta_rule_decode_pretranspose
-    gated_delta_rule_decode = _gated_delta_rule_decode
-    gated_delta_rule_mtp = _gated_delta_rule_mtp
+lazy_facades(globals(), SPECS.values())

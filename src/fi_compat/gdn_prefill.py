@@ -9,7 +9,7 @@ describes the choice; ``chunk_gated_delta_rule.raw()`` returns FlashInfer's own 
 from __future__ import annotations
 
 from ._adapters.gdn_prefill import SPEC
-from ._core import make_facade
+from ._core import lazy_facades
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 
     import torch
 
-__all__ = ["chunk_gated_delta_rule"]
+__all__: list[str] = []  # every entry point joins it (lazy_facades)
 
 
-def _chunk_gated_delta_rule(
+def chunk_gated_delta_rule(
     q: torch.Tensor,
     k: torch.Tensor,
     v: torch.Tensor,
@@ -170,4 +170,4 @@ def _chunk_gated_delta_rule(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-chunk_gated_delta_rule = make_facade(_chunk_gated_delta_rule, SPEC)
+lazy_facades(globals(), [SPEC])

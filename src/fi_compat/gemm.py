@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
-__all__ = ["bmm_fp8", "mm_bf16", "mm_fp4", "mm_fp8"]
+__all__: list[str] = []  # every entry point joins it (lazy_facades)
 
 
-def _bmm_fp8(
+def bmm_fp8(
     A: Tensor,
     B: Tensor,
     A_scale: Tensor,
@@ -44,7 +44,7 @@ def _bmm_fp8(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _mm_fp8(
+def mm_fp8(
     a: Tensor,
     b: Tensor,
     alpha: Tensor | None = None,
@@ -61,7 +61,7 @@ def _mm_fp8(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _mm_fp4(
+def mm_fp4(
     a: Tensor,
     b: Tensor,
     a_descale: Tensor,
@@ -84,7 +84,7 @@ def _mm_fp4(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _mm_bf16(
+def mm_bf16(
     a: Tensor,
     b: Tensor,
     bias: Tensor | None = None,
@@ -102,21 +102,8 @@ def _mm_bf16(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-lazy_facades(
-    globals(),
-    {
-        "bmm_fp8": (_bmm_fp8, SPECS["bmm_fp8"]),
-        "mm_fp8": (_mm_fp8, SPECS["mm_fp8"]),
-        "mm_fp4": (_mm_fp4, SPECS["mm_fp4"]),
-        "mm_bf16": (_mm_bf16, SPECS["mm_bf16"]),
-    },
-)
+lazy_facades(globals(), SPECS.values())
 
-if TYPE_CHECKING:  # what the generated functions look like, for type checkers
-    bmm_fp8 = _bmm_fp8
-    mm_fp8 = _mm_fp8
-    mm_fp4 = _mm_fp4
-    mm_bf16 = _mm_bf16
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same
 # objects (generated data: fi_compat._locations; see fi_compat._locate)

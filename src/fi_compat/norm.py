@@ -27,17 +27,10 @@ if TYPE_CHECKING:
 
     from torch import Tensor
 
-__all__ = [
-    "fused_add_rmsnorm",
-    "gemma_fused_add_rmsnorm",
-    "gemma_rmsnorm",
-    "layernorm",
-    "rmsnorm",
-    "rmsnorm_fp4quant",
-]
+__all__: list[str] = []  # every entry point joins it (lazy_facades)
 
 
-def _rmsnorm(
+def rmsnorm(
     input: Tensor,
     weight: Tensor,
     eps: float = 1e-6,
@@ -55,7 +48,7 @@ def _rmsnorm(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _fused_add_rmsnorm(
+def fused_add_rmsnorm(
     input: Tensor,
     residual: Tensor,
     weight: Tensor,
@@ -68,7 +61,7 @@ def _fused_add_rmsnorm(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _gemma_rmsnorm(
+def gemma_rmsnorm(
     input: Tensor,
     weight: Tensor,
     eps: float = 1e-6,
@@ -80,7 +73,7 @@ def _gemma_rmsnorm(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _gemma_fused_add_rmsnorm(
+def gemma_fused_add_rmsnorm(
     input: Tensor,
     residual: Tensor,
     weight: Tensor,
@@ -92,7 +85,7 @@ def _gemma_fused_add_rmsnorm(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _layernorm(
+def layernorm(
     input: Tensor, gemma: Tensor, beta: Tensor, eps: float = 1e-6, **kwargs: Any
 ) -> Tensor:
     """LayerNorm of bf16 ``[batch, hidden]`` input with float32 ``gemma`` (scale) and
@@ -101,7 +94,7 @@ def _layernorm(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _rmsnorm_fp4quant(
+def rmsnorm_fp4quant(
     input: Tensor,
     weight: Tensor,
     y_fp4: Tensor | None = None,
@@ -132,22 +125,4 @@ def _rmsnorm_fp4quant(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-lazy_facades(
-    globals(),
-    {
-        "rmsnorm": (_rmsnorm, SPECS["rmsnorm"]),
-        "fused_add_rmsnorm": (_fused_add_rmsnorm, SPECS["fused_add_rmsnorm"]),
-        "gemma_rmsnorm": (_gemma_rmsnorm, SPECS["gemma_rmsnorm"]),
-        "gemma_fused_add_rmsnorm": (_gemma_fused_add_rmsnorm, SPECS["gemma_fused_add_rmsnorm"]),
-        "layernorm": (_layernorm, SPECS["layernorm"]),
-        "rmsnorm_fp4quant": (_rmsnorm_fp4quant, SPECS["rmsnorm_fp4quant"]),
-    },
-)
-
-if TYPE_CHECKING:  # what the generated functions look like, for type checkers
-    rmsnorm = _rmsnorm
-    fused_add_rmsnorm = _fused_add_rmsnorm
-    gemma_rmsnorm = _gemma_rmsnorm
-    gemma_fused_add_rmsnorm = _gemma_fused_add_rmsnorm
-    layernorm = _layernorm
-    rmsnorm_fp4quant = _rmsnorm_fp4quant
+lazy_facades(globals(), SPECS.values())

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
 
     from torch import Tensor
 
-__all__ = ["append_paged_kv_cache", "get_batch_indices_positions", "get_seq_lens"]
+__all__: list[str] = []  # every entry point joins it (lazy_facades)
 
 
-def _append_paged_kv_cache(
+def append_paged_kv_cache(
     append_key: Tensor,
     append_value: Tensor,
     batch_indices: Tensor,
@@ -55,7 +55,7 @@ def _append_paged_kv_cache(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _get_batch_indices_positions(
+def get_batch_indices_positions(
     append_indptr: Tensor,
     seq_lens: Tensor,
     nnz: int,
@@ -88,7 +88,7 @@ def _get_batch_indices_positions(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _get_seq_lens(
+def get_seq_lens(
     kv_indptr: Tensor, kv_last_page_len: Tensor, page_size: int, **kwargs: Any
 ) -> Tensor:
     """Sequence lengths of a page table: ``(pages - 1) * page_size + kv_last_page_len``.
@@ -110,19 +110,4 @@ def _get_seq_lens(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-lazy_facades(
-    globals(),
-    {
-        "append_paged_kv_cache": (_append_paged_kv_cache, SPECS["append_paged_kv_cache"]),
-        "get_batch_indices_positions": (
-            _get_batch_indices_positions,
-            SPECS["get_batch_indices_positions"],
-        ),
-        "get_seq_lens": (_get_seq_lens, SPECS["get_seq_lens"]),
-    },
-)
-
-if TYPE_CHECKING:
-    append_paged_kv_cache = _append_paged_kv_cache
-    get_batch_indices_positions = _get_batch_indices_positions
-    get_seq_lens = _get_seq_lens
+lazy_facades(globals(), SPECS.values())

@@ -30,12 +30,7 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
-__all__ = [
-    "BatchPrefillWithPagedKVCacheWrapper",
-    "BatchPrefillWithRaggedKVCacheWrapper",
-    "single_prefill_with_kv_cache",
-    "trtllm_batch_context_with_kv_cache",
-]
+__all__: list[str] = []  # every entry point and wrapper class joins it
 
 
 def _paged_init(
@@ -242,7 +237,7 @@ def _ragged_run(
     """
 
 
-def _single_prefill_with_kv_cache(
+def single_prefill_with_kv_cache(
     q: Tensor,
     k: Tensor,
     v: Tensor,
@@ -279,7 +274,7 @@ def _single_prefill_with_kv_cache(
     """
 
 
-def _trtllm_batch_context_with_kv_cache(
+def trtllm_batch_context_with_kv_cache(
     query: Tensor,
     kv_cache: Tensor | tuple[Tensor, Tensor],
     workspace_buffer: Tensor,
@@ -326,19 +321,7 @@ def _trtllm_batch_context_with_kv_cache(
     """
 
 
-lazy_facades(
-    globals(),
-    {
-        "single_prefill_with_kv_cache": (
-            _single_prefill_with_kv_cache,
-            SPECS["single_prefill_with_kv_cache"],
-        ),
-        "trtllm_batch_context_with_kv_cache": (
-            _trtllm_batch_context_with_kv_cache,
-            TRTLLM["trtllm_batch_context_with_kv_cache"],
-        ),
-    },
-)
+lazy_facades(globals(), [*SPECS.values(), *TRTLLM.values()])
 
 
 CLASSES = {
@@ -351,9 +334,8 @@ CLASSES = {
 }
 lazy_classes(globals(), CLASSES)
 
+
 if TYPE_CHECKING:
-    single_prefill_with_kv_cache = _single_prefill_with_kv_cache
-    trtllm_batch_context_with_kv_cache = _trtllm_batch_context_with_kv_cache
 
     class BatchPrefillWithPagedKVCacheWrapper:
         __init__ = _paged_init

@@ -26,19 +26,10 @@ if TYPE_CHECKING:
 
     from torch import Tensor
 
-__all__ = [
-    "SfLayout",
-    "block_scale_interleave",
-    "e2m1_and_ufp8sf_scale_to_float",
-    "fp4_quantize",
-    "mxfp4_quantize",
-    "mxfp8_quantize",
-    "nvfp4_block_scale_interleave",
-    "nvfp4_quantize",
-]
+__all__ = ["SfLayout"]  # and every entry point and wrapper class
 
 
-def _fp4_quantize(
+def fp4_quantize(
     input: Tensor,
     global_scale: Tensor | None = None,
     sf_vec_size: int = 16,
@@ -58,7 +49,7 @@ def _fp4_quantize(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _nvfp4_quantize(
+def nvfp4_quantize(
     a: Tensor,
     a_global_sf: Tensor,
     sfLayout: SfLayout = SfLayout.layout_128x4,
@@ -79,7 +70,7 @@ def _nvfp4_quantize(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _mxfp4_quantize(
+def mxfp4_quantize(
     a: Tensor,
     backend: Literal["auto", "cuda", "cute-dsl"] = "auto",
     enable_pdl: bool | None = None,
@@ -92,7 +83,7 @@ def _mxfp4_quantize(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _mxfp8_quantize(
+def mxfp8_quantize(
     input: Tensor,
     is_sf_swizzled_layout: bool = True,
     alignment: int = 32,
@@ -107,7 +98,7 @@ def _mxfp8_quantize(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _e2m1_and_ufp8sf_scale_to_float(
+def e2m1_and_ufp8sf_scale_to_float(
     e2m1_tensor: Tensor,
     ufp8_scale_tensor: Tensor,
     global_scale_tensor: Tensor | None = None,
@@ -122,7 +113,7 @@ def _e2m1_and_ufp8sf_scale_to_float(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _block_scale_interleave(
+def block_scale_interleave(
     unswizzled_sf: Tensor, *, out: Tensor | None = None, **kwargs: Any
 ) -> Tensor:
     """Swizzle linear uint8 block scales ``[M, K/sf_vec_size]`` into the 128x4 layout the
@@ -133,28 +124,12 @@ def _block_scale_interleave(
 
 lazy_facades(
     globals(),
-    {
-        "fp4_quantize": (_fp4_quantize, SPECS["fp4_quantize"]),
-        "nvfp4_quantize": (_nvfp4_quantize, SPECS["nvfp4_quantize"]),
-        "mxfp4_quantize": (_mxfp4_quantize, SPECS["mxfp4_quantize"]),
-        "mxfp8_quantize": (_mxfp8_quantize, SPECS["mxfp8_quantize"]),
-        "e2m1_and_ufp8sf_scale_to_float": (
-            _e2m1_and_ufp8sf_scale_to_float,
-            SPECS["e2m1_and_ufp8sf_scale_to_float"],
-        ),
-        "block_scale_interleave": (_block_scale_interleave, SPECS["block_scale_interleave"]),
-    },
+    SPECS.values(),
     aliases={"nvfp4_block_scale_interleave": "block_scale_interleave"},  # 0.2.9-0.2.12 name
 )
 
 if TYPE_CHECKING:  # what the generated functions look like, for type checkers
-    fp4_quantize = _fp4_quantize
-    nvfp4_quantize = _nvfp4_quantize
-    mxfp4_quantize = _mxfp4_quantize
-    mxfp8_quantize = _mxfp8_quantize
-    e2m1_and_ufp8sf_scale_to_float = _e2m1_and_ufp8sf_scale_to_float
-    block_scale_interleave = _block_scale_interleave
-    nvfp4_block_scale_interleave = _block_scale_interleave
+    nvfp4_block_scale_interleave = block_scale_interleave
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same
 # objects (generated data: fi_compat._locations; see fi_compat._locate)

@@ -21,19 +21,10 @@ if TYPE_CHECKING:
 
     from torch import Tensor
 
-__all__ = [
-    "apply_llama31_rope_pos_ids",
-    "apply_llama31_rope_pos_ids_inplace",
-    "apply_rope",
-    "apply_rope_inplace",
-    "apply_rope_pos_ids",
-    "apply_rope_pos_ids_inplace",
-    "apply_rope_with_cos_sin_cache",
-    "apply_rope_with_cos_sin_cache_inplace",
-]
+__all__: list[str] = []  # every entry point joins it (lazy_facades)
 
 
-def _apply_rope(
+def apply_rope(
     q: Tensor,
     k: Tensor,
     indptr: Tensor,
@@ -49,7 +40,7 @@ def _apply_rope(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _apply_rope_inplace(
+def apply_rope_inplace(
     q: Tensor,
     k: Tensor,
     indptr: Tensor,
@@ -64,7 +55,7 @@ def _apply_rope_inplace(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _apply_rope_pos_ids(
+def apply_rope_pos_ids(
     q: Tensor,
     k: Tensor,
     pos_ids: Tensor,
@@ -78,7 +69,7 @@ def _apply_rope_pos_ids(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _apply_rope_pos_ids_inplace(
+def apply_rope_pos_ids_inplace(
     q: Tensor,
     k: Tensor,
     pos_ids: Tensor,
@@ -92,7 +83,7 @@ def _apply_rope_pos_ids_inplace(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _apply_llama31_rope_pos_ids(
+def apply_llama31_rope_pos_ids(
     q: Tensor,
     k: Tensor,
     pos_ids: Tensor,
@@ -109,7 +100,7 @@ def _apply_llama31_rope_pos_ids(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _apply_llama31_rope_pos_ids_inplace(
+def apply_llama31_rope_pos_ids_inplace(
     q: Tensor,
     k: Tensor,
     pos_ids: Tensor,
@@ -126,7 +117,7 @@ def _apply_llama31_rope_pos_ids_inplace(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _apply_rope_with_cos_sin_cache(
+def apply_rope_with_cos_sin_cache(
     positions: Tensor,
     query: Tensor,
     key: Tensor,
@@ -142,7 +133,7 @@ def _apply_rope_with_cos_sin_cache(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _apply_rope_with_cos_sin_cache_inplace(
+def apply_rope_with_cos_sin_cache_inplace(
     positions: Tensor,
     query: Tensor,
     key: Tensor,
@@ -155,17 +146,4 @@ def _apply_rope_with_cos_sin_cache_inplace(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-lazy_facades(
-    globals(),
-    {n: (globals()["_" + n], SPECS[n]) for n in SPECS},
-)
-
-if TYPE_CHECKING:  # what the generated functions look like, for type checkers
-    apply_rope = _apply_rope
-    apply_rope_inplace = _apply_rope_inplace
-    apply_rope_pos_ids = _apply_rope_pos_ids
-    apply_rope_pos_ids_inplace = _apply_rope_pos_ids_inplace
-    apply_llama31_rope_pos_ids = _apply_llama31_rope_pos_ids
-    apply_llama31_rope_pos_ids_inplace = _apply_llama31_rope_pos_ids_inplace
-    apply_rope_with_cos_sin_cache = _apply_rope_with_cos_sin_cache
-    apply_rope_with_cos_sin_cache_inplace = _apply_rope_with_cos_sin_cache_inplace
+lazy_facades(globals(), SPECS.values())

@@ -29,23 +29,10 @@ if TYPE_CHECKING:
 
     from torch import Tensor
 
-__all__ = [
-    "chain_speculative_sampling",
-    "min_p_sampling_from_probs",
-    "sampling_from_logits",
-    "sampling_from_probs",
-    "softmax",
-    "top_k_mask_logits",
-    "top_k_renorm_probs",
-    "top_k_sampling_from_probs",
-    "top_k_top_p_sampling_from_logits",
-    "top_k_top_p_sampling_from_probs",
-    "top_p_renorm_probs",
-    "top_p_sampling_from_probs",
-]
+__all__: list[str] = []  # every entry point joins it (lazy_facades)
 
 
-def _sampling_from_probs(
+def sampling_from_probs(
     probs: Tensor,
     indices: Tensor | None = None,
     deterministic: bool = True,
@@ -61,7 +48,7 @@ def _sampling_from_probs(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _sampling_from_logits(
+def sampling_from_logits(
     logits: Tensor,
     indices: Tensor | None = None,
     deterministic: bool = True,
@@ -75,7 +62,7 @@ def _sampling_from_logits(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _top_p_sampling_from_probs(
+def top_p_sampling_from_probs(
     probs: Tensor,
     top_p: Tensor | float,
     indices: Tensor | None = None,
@@ -91,7 +78,7 @@ def _top_p_sampling_from_probs(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _top_k_sampling_from_probs(
+def top_k_sampling_from_probs(
     probs: Tensor,
     top_k: Tensor | int,
     indices: Tensor | None = None,
@@ -107,7 +94,7 @@ def _top_k_sampling_from_probs(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _min_p_sampling_from_probs(
+def min_p_sampling_from_probs(
     probs: Tensor,
     min_p: Tensor | float,
     indices: Tensor | None = None,
@@ -123,7 +110,7 @@ def _min_p_sampling_from_probs(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _top_k_top_p_sampling_from_logits(
+def top_k_top_p_sampling_from_logits(
     logits: Tensor,
     top_k: Tensor | int,
     top_p: Tensor | float,
@@ -141,7 +128,7 @@ def _top_k_top_p_sampling_from_logits(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _top_k_top_p_sampling_from_probs(
+def top_k_top_p_sampling_from_probs(
     probs: Tensor,
     top_k: Tensor | int,
     top_p: Tensor | float,
@@ -160,7 +147,7 @@ def _top_k_top_p_sampling_from_probs(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _top_p_renorm_probs(
+def top_p_renorm_probs(
     probs: Tensor,
     top_p: Tensor | float,
     is_deterministic: bool = False,
@@ -170,7 +157,7 @@ def _top_p_renorm_probs(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _top_k_renorm_probs(
+def top_k_renorm_probs(
     probs: Tensor,
     top_k: Tensor | int,
     is_deterministic: bool = False,
@@ -180,7 +167,7 @@ def _top_k_renorm_probs(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _top_k_mask_logits(
+def top_k_mask_logits(
     logits: Tensor,
     top_k: Tensor | int,
     **kwargs: Any,
@@ -189,7 +176,7 @@ def _top_k_mask_logits(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _chain_speculative_sampling(
+def chain_speculative_sampling(
     draft_probs: Tensor,
     draft_token_ids: Tensor,
     target_probs: Tensor,
@@ -207,7 +194,7 @@ def _chain_speculative_sampling(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-def _softmax(
+def softmax(
     logits: Tensor,
     temperature: Tensor | float | None = None,
     enable_pdl: bool | None = None,
@@ -217,55 +204,8 @@ def _softmax(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-lazy_facades(
-    globals(),
-    {
-        "sampling_from_probs": (_sampling_from_probs, SPECS["sampling_from_probs"]),
-        "sampling_from_logits": (_sampling_from_logits, SPECS["sampling_from_logits"]),
-        "top_p_sampling_from_probs": (
-            _top_p_sampling_from_probs,
-            SPECS["top_p_sampling_from_probs"],
-        ),
-        "top_k_sampling_from_probs": (
-            _top_k_sampling_from_probs,
-            SPECS["top_k_sampling_from_probs"],
-        ),
-        "min_p_sampling_from_probs": (
-            _min_p_sampling_from_probs,
-            SPECS["min_p_sampling_from_probs"],
-        ),
-        "top_k_top_p_sampling_from_logits": (
-            _top_k_top_p_sampling_from_logits,
-            SPECS["top_k_top_p_sampling_from_logits"],
-        ),
-        "top_k_top_p_sampling_from_probs": (
-            _top_k_top_p_sampling_from_probs,
-            SPECS["top_k_top_p_sampling_from_probs"],
-        ),
-        "top_p_renorm_probs": (_top_p_renorm_probs, SPECS["top_p_renorm_probs"]),
-        "top_k_renorm_probs": (_top_k_renorm_probs, SPECS["top_k_renorm_probs"]),
-        "top_k_mask_logits": (_top_k_mask_logits, SPECS["top_k_mask_logits"]),
-        "chain_speculative_sampling": (
-            _chain_speculative_sampling,
-            SPECS["chain_speculative_sampling"],
-        ),
-        "softmax": (_softmax, SPECS["softmax"]),
-    },
-)
+lazy_facades(globals(), SPECS.values())
 
-if TYPE_CHECKING:  # what the generated functions look like, for type checkers
-    sampling_from_probs = _sampling_from_probs
-    sampling_from_logits = _sampling_from_logits
-    top_p_sampling_from_probs = _top_p_sampling_from_probs
-    top_k_sampling_from_probs = _top_k_sampling_from_probs
-    min_p_sampling_from_probs = _min_p_sampling_from_probs
-    top_k_top_p_sampling_from_logits = _top_k_top_p_sampling_from_logits
-    top_k_top_p_sampling_from_probs = _top_k_top_p_sampling_from_probs
-    top_p_renorm_probs = _top_p_renorm_probs
-    top_k_renorm_probs = _top_k_renorm_probs
-    top_k_mask_logits = _top_k_mask_logits
-    chain_speculative_sampling = _chain_speculative_sampling
-    softmax = _softmax
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same
 # objects (generated data: fi_compat._locations; see fi_compat._locate)

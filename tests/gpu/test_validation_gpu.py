@@ -15,7 +15,7 @@ pytestmark = pytest.mark.gpu
 if not torch.cuda.is_available():  # pragma: no cover - CPU hosts
     pytest.skip("needs a CUDA GPU", allow_module_level=True)
 
-from helpers import facade_for, inputs  # noqa: E402
+from support.helpers import facade_for, inputs  # noqa: E402
 
 
 @pytest.mark.parametrize("release", ["0.6.7", "0.6.18", "0.7.4"])

@@ -166,9 +166,9 @@ def _trtllm_device_problem(pl: Any, cc: tuple[int, int]) -> str | None:
         return why
     import os
 
+    from .._installation import count_cubins, cubin_dir_in_use
     from ..detection import detect
     from ..device import cubins_reachable
-    from ..installation import count_cubins, cubin_dir_in_use
 
     det = detect()
     if det.flashinfer is not None:

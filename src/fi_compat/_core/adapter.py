@@ -137,7 +137,7 @@ class Adapter:
                 self.results.append((rh.args, rf))
                 serves.update(rh.serves)
         self.result_serves = frozenset(serves)
-        from ..policy import version_verdict
+        from .._policy import version_verdict
 
         v = version_verdict(placement, self.release, entry.since)
         if v.status == "warn":  # strict mode turns "newer" into an error at call time

@@ -181,6 +181,7 @@ def lazy_classes(ns: dict[str, Any], classes: Mapping[str, WrapperClass]) -> Non
         for spec in classes.values():
             spec.functions()
 
+    ns["__all__"] = sorted({*ns.get("__all__", ()), *classes})
     ns["__getattr__"] = __getattr__
-    ns["__dir__"] = lambda: sorted({*ns, *classes, *((previous and ns.get("__all__", ())) or ())})
+    ns["__dir__"] = lambda: sorted({*ns, *ns["__all__"]})
     _BUILDERS[ns["__name__"]] = build_all

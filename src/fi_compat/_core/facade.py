@@ -1,7 +1,7 @@
 """Facade construction (eager and lazy), the validation switch, and introspection.
 
 ``make_facade(stub, entry)`` selects the adapter for the detected release and returns
-the generated function; ``lazy_facades(globals(), table)`` does it on first attribute
+the generated function; ``lazy_facades(globals(), entries)`` does it on first attribute
 access (PEP 562) for modules with many entry points.  Every facade built in the process
 is recorded, for ``fi_compat.adapters()``, ``set_validation`` and ``explain``.
 """
@@ -16,7 +16,7 @@ from .table import wrap
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any, ParamSpec, TypeVar
 
     from .adapter import Adapter
@@ -85,21 +85,32 @@ def make_facade(
 
 def lazy_facades(
     ns: dict[str, Any],
-    table: Mapping[str, tuple[Callable[..., Any], EntryPoint]],
+    entries: Iterable[EntryPoint],
     docs: Mapping[str, str] | None = None,
     aliases: Mapping[str, str] | None = None,
 ) -> None:
     """Build the facade functions of module namespace ``ns`` on first access.
 
-    ``table``: {public name: (stub, entry)}; ``aliases``: {other name: public name} (the
-    same function under a FlashInfer release's older name).  Installs the module's
-    ``__getattr__`` (PEP 562), so importing a facade module with many entry points costs
-    only its stubs; each function is generated (and its adapter chosen) when first looked
-    up, then lives in the module's globals."""
+    Each entry point's stub is the module-level function of the entry point's name (the
+    one place the name is written): it is taken out of ``ns`` here and comes back as the
+    generated function when first looked up (PEP 562 ``__getattr__``), so importing a
+    facade module with many entry points costs only its stubs.  ``aliases``: {other name:
+    public name} (the same function under a FlashInfer release's older name).  The names
+    join the module's ``__all__`` (the literal ``__all__`` lists only what is not an entry
+    point).  A missing stub is an import error."""
     alias = dict(aliases or {})
     lock = _thread.allocate_lock()
-    for stub, entry in table.values():  # the tables know their signature from import on
-        entry.bind_stub(stub)  # type: ignore[arg-type]
+    table: dict[str, tuple[Callable[..., Any], EntryPoint]] = {}
+    for entry in entries:
+        stub = ns.pop(entry.name, None)
+        if not callable(stub) or getattr(stub, "__name__", None) != entry.name:
+            raise ValueError(
+                f"{ns['__name__']} declares no stub for its entry point {entry.dotted}: "
+                f"define `def {entry.name}(...)` (the typed signature) before lazy_facades()"
+            )
+        entry.bind_stub(stub)  # the tables know their signature from import on
+        table[entry.name] = (stub, entry)
+    ns["__all__"] = sorted({*ns.get("__all__", ()), *table, *alias})
 
     def build(name: str) -> Any:
         with lock:

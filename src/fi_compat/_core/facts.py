@@ -209,14 +209,14 @@ def render(positional: bool = True) -> str:
 
 def _positional_all() -> dict[str, tuple[int, str | None]]:
     """:func:`positional_rule` of every registered entry point (stubs bound)."""
-    from ..facades import entry_points
+    from .._facades import entry_points
 
     return {e.dotted: positional_rule(e) for e in entry_points()}
 
 
 def signature(entry: EntryPoint, release: str) -> list[list[Any]] | None:
     """``[[name, kind, default source, annotation], ...]`` of ``release`` (JSON, cold)."""
-    from .. import snapshots
+    from .. import _snapshot_io as snapshots
 
     return snapshots.params(entry, release)
 

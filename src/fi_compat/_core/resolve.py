@@ -4,7 +4,7 @@
   than fi_compat knows: the selection policy's error (:mod:`fi_compat.registry`);
 * the module cannot be imported: a missing optional package (named, with the extra
   that installs it), an incomplete installation, or an exception at import explained by
-  the packaging check (a cubin / jit-cache mismatch, :mod:`fi_compat.installation`) or
+  the packaging check (a cubin / jit-cache mismatch, :mod:`fi_compat._installation`) or
   by a known issue of this release (:mod:`fi_compat._issues`);
 * the imported ``flashinfer`` package is not the release the metadata named (a stale
   dist-info, a source checkout ahead on ``sys.path``): ``FlashInferVersionMismatchError``
@@ -81,7 +81,7 @@ def problem_error(a: Adapter) -> Exception | None:
         )
     pl = a.placement
     if pl is not None and pl.kind == "newer" and strict():
-        from ..policy import version_verdict
+        from .._policy import version_verdict
 
         v = version_verdict(pl, a.release, e.since)
         return errors.UntestedFlashInferVersionError(f"{e.dotted}: {v.message}. Fix: {v.fix}.")
@@ -122,8 +122,8 @@ def import_target(a: Adapter) -> Callable[..., Any]:
 
 
 def import_failure(a: Adapter, exc: BaseException) -> errors.FlashInferImportError:
+    from .._installation import check_packaging  # a cubin / jit-cache mismatch, explained
     from ..detection import detect
-    from ..installation import check_packaging  # a cubin / jit-cache mismatch, explained
 
     e = a.entry
     why, fix = "", "see the traceback above"

@@ -554,12 +554,12 @@ class EntryPoint:
 
     def __getattr__(self, name: str) -> Any:
         # ``params`` and ``order`` exist once the stub is bound (bind_stub): importing the
-        # facade module binds every stub it declares (fi_compat.facades.entry_points does)
+        # facade module binds every stub it declares (fi_compat._facades.entry_points does)
         if name in ("params", "order") and not self.__dict__.get("bound", True):
             raise AttributeError(
                 f"{self.name}: the parameter list comes from the stub, and {self.facade} "
                 f"has not bound it yet: import {self.facade} (or use "
-                f"fi_compat.facades.entry_points())"
+                f"fi_compat._facades.entry_points())"
             )
         raise AttributeError(name)
 
@@ -595,6 +595,7 @@ class EntryPoint:
             return
         from .. import enums
 
+        self.stub = stub  # the typed signature; the facade module no longer holds it
         code = stub.__code__
         n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
         names = code.co_varnames[: n_pos + n_kw]

@@ -183,7 +183,7 @@ class WrittenFor:
     def __getattr__(self, module: str) -> _Module:
         import importlib
 
-        from ..facades import FACADES
+        from .._facades import FACADES
 
         if module not in FACADES:
             raise AttributeError(f"fi_compat has no facade module {module!r}")

@@ -17,7 +17,7 @@ explanation and the exact fix.  Checks, none of which imports FlashInfer:
 * the metadata against the code: two dist-infos of one distribution on ``sys.path``, a
   ``flashinfer`` package imported from another folder than its dist-info, or of another
   version than the dist-info records (read from ``flashinfer/_build_meta.py``);
-* the selection policy's verdict on the release (:func:`fi_compat.policy.version_verdict`:
+* the selection policy's verdict on the release (:func:`fi_compat._policy.version_verdict`:
   untested, pre-release, refused in strict mode);
 * known issues of this release on this GPU (``fi_compat._issues``): only rows for the
   current GPU (or ``--capability``), none without either; an error only where a kernel
@@ -40,14 +40,14 @@ import shutil
 import subprocess
 import sys
 
-from ..detection import Detection, Distribution, detect
-from ..installation import (
+from .._installation import (
     Finding,
     check_metadata,
     check_packaging,
     count_cubins,
     cubin_dir_in_use,
 )
+from ..detection import Detection, Distribution, detect
 from ..registry import at_least, place
 
 TYPE_CHECKING = False
@@ -312,7 +312,7 @@ def check_known_issues(
 
 def check_release(det: Detection) -> list[Finding]:
     """The selection policy's verdict on the installed release, when it is not plain ok."""
-    from ..policy import version_verdict
+    from .._policy import version_verdict
 
     fi = det.flashinfer
     if fi is None:

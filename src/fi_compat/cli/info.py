@@ -27,7 +27,7 @@ JSON schema (``--json``), version 1::
      "probe_findings": [finding]  (only with --probe)}
 
 ``cubins.files`` counts the ``.cubin`` files (not their ``.lock`` files and checksums);
-each entry point also carries ``"verdict"`` (:func:`fi_compat.policy.version_verdict` for
+each entry point also carries ``"verdict"`` (:func:`fi_compat._policy.version_verdict` for
 its first release) and, with ``--probe``, ``"probe": {"ok", "seconds", "error",
 "flashinfer_version", "flashinfer_file", "finding"}``, where ``finding`` is the very
 finding ``doctor --probe`` reports for that module.
@@ -56,8 +56,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .._installation import Finding
     from ..detection import Detection
-    from ..installation import Finding
 
     # the call path's Adapter / EntryPoint, typed loosely: only describe(), .entry,
     # .problem, .placement, .release, .range and the entry point's data are read here
@@ -105,7 +105,7 @@ def _module_available(name: str) -> bool:
 
 def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
     """Predict, without importing FlashInfer, whether ``entry`` works on this host."""
-    from ..policy import version_verdict
+    from .._policy import version_verdict
 
     verdict = version_verdict(adapter.placement, adapter.release, entry.since)
     st = _entry_status(entry, adapter, verdict.code)
@@ -145,8 +145,8 @@ def _entry_status(entry: EntryPoint, adapter: Adapter, code: str) -> dict[str, A
         }
     pl = adapter.placement
     assert pl is not None
+    from .._installation import check_packaging
     from ..detection import detect
-    from ..installation import check_packaging
 
     for f in check_packaging(detect(), dict(os.environ)):
         if f.severity == "error":
@@ -277,7 +277,7 @@ def probe_installation(
     """Probe the FlashInfer module of every facade whose release is supported and judge
     the outcome: ``({module: probe result + "finding"}, findings)``.  ``info --probe``
     and ``doctor --probe`` both report exactly these."""
-    from ..installation import Finding, check_imported
+    from .._installation import Finding, check_imported
 
     modules: dict[str, str] = {}  # one probe per FlashInfer module -> a facade using it
     for name, adapter in chosen.items():
@@ -326,7 +326,7 @@ def chosen_adapters() -> dict[str, Adapter]:
 def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
     import fi_compat
 
-    from ..policy import version_verdict
+    from .._policy import version_verdict
 
     det = fi_compat.detect()
     chosen = chosen_adapters()
@@ -342,7 +342,7 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
         entries[name] = st
     mism = det.version_mismatches()
     from .. import device
-    from ..installation import count_cubins, cubin_dir_in_use
+    from .._installation import count_cubins, cubin_dir_in_use
 
     cc = device.current_capability()
     cubins: dict[str, Any] = {"dir": None, "files": 0, "chosen_by": None}

@@ -1,0 +1,95 @@
+"""Device faults answered before launch: tensors off CUDA, GPUs a release has no kernel
+for, TRTLLM-gen cubins that cannot be loaded (asked once per device, not per call)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from fi_compat import _device, errors
+from fi_compat._device import assume_capability
+from support.helpers import facade_for, inputs
+from support.moe_helpers import args, moe_facade
+from support.spy import Spy, snapshot_signature
+
+
+@pytest.fixture
+def cuda_only() -> Iterator[None]:
+    """The product default: FlashInfer's kernels are CUDA-only."""
+    saved = list(_device._cpu_ok)
+    _device._cpu_ok[:] = [False]
+    try:
+        yield
+    finally:
+        _device._cpu_ok[:] = saved
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_gdn_tensors_off_cuda(cuda_only: None, device: str) -> None:
+    spy = Spy(snapshot_signature("0.7.4"))
+    fn, _ = facade_for("0.7.4", spy)
+    kw = {k: v.to(device) for k, v in inputs().items() if k != "initial_state"}
+    with pytest.raises(errors.UnsupportedDeviceError, match=f"q is on {device}.*CUDA devices only"):
+        fn(**kw)
+    assert spy.calls == []
+
+
+@pytest.mark.parametrize("name", ["trtllm_fp4_block_scale_moe", "cutlass_fused_moe"])
+def test_moe_tensors_off_cuda(cuda_only: None, name: str) -> None:
+    f, spy, _ = moe_facade(name, "0.7.4")
+    with pytest.raises(errors.UnsupportedDeviceError, match="CUDA devices only"):
+        f(**args(name))
+    assert spy.calls == []
+
+
+@pytest.mark.parametrize(("q_on", "k_on"), [("cpu", "meta"), ("meta", "cpu")])
+def test_cpu_and_meta_mixed_is_refused(cuda_only: None, q_on: str, k_on: str) -> None:
+    spy = Spy(snapshot_signature("0.7.4"))
+    fn, _ = facade_for("0.7.4", spy)
+    base = inputs()
+    kw = {k: v.to(q_on) for k, v in base.items() if k != "initial_state"}
+    kw["k"] = base["k"].to(k_on)
+    with pytest.raises(errors.UnsupportedDeviceError, match=f"q is on {q_on}"):
+        fn(**kw)
+    assert spy.calls == []
+
+
+@pytest.mark.parametrize(
+    ("name", "release", "cc", "match"),
+    [
+        ("trtllm_fp4_block_scale_moe", "0.7.4", (9, 0), "SM10x and SM12x only"),
+        ("trtllm_fp4_block_scale_moe", "0.6.3", (12, 0), "SM10x only"),
+        ("cutlass_fused_moe", "0.6.7", (10, 7), "not SM107"),
+    ],
+)
+def test_gpus_the_release_cannot_serve(
+    name: str, release: str, cc: tuple[int, int], match: str
+) -> None:
+    _, _, adapter = moe_facade(name, release)
+    with assume_capability(cc), pytest.raises(errors.UnsupportedDeviceError, match=match):
+        adapter.check_device(0)
+    assert 0 not in adapter.ns["_DEV"]
+
+
+def test_unloadable_cubins_are_answered_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fi_compat import device
+
+    asked: list[int] = []
+
+    def unreachable(**kw: object) -> tuple[bool, str]:
+        asked.append(1)
+        return False, "artifact repository unreachable (URLError)"
+
+    monkeypatch.setattr(device, "cubins_reachable", unreachable)
+    monkeypatch.setenv("FLASHINFER_CUBIN_DIR", "/nonexistent/cubins")
+    _, _, adapter = moe_facade("trtllm_bf16_moe", "0.7.4")
+    with assume_capability((10, 0)), pytest.raises(errors.UnsupportedDeviceError, match="cubins"):
+        adapter.check_device(0)
+    assert asked == [1]
+    _, _, ok = moe_facade("cutlass_fused_moe", "0.7.4")
+    with assume_capability((10, 0)):
+        ok.check_device(0)  # CUTLASS kernels are JIT-built, no cubins needed
+    assert 0 in ok.ns["_DEV"] and asked == [1]
+    assert torch.zeros(1).device.type == "cpu"

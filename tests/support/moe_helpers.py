@@ -1,0 +1,187 @@
+"""Build a fused-MoE facade for any release (adapter selection as at import) bound to a
+spy, and small CPU inputs of the right dtypes and shapes for every entry point."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import torch
+
+from fi_compat import fused_moe
+from fi_compat._adapters.fused_moe import HELPERS, MOE_FLOOR, SPECS
+from fi_compat._core import Adapter, EntryPoint
+from fi_compat.detection import Distribution
+from fi_compat.registry import KNOWN_RELEASES, at_least, place
+from support.spy import MoeSpy, snapshot_signature, stub
+
+ENTRIES: dict[str, EntryPoint] = {**SPECS, **HELPERS}
+T, H, E, K, INTER = 4, 256, 8, 2, 128  # tokens, hidden, experts, top_k, intermediate
+F8 = torch.float8_e4m3fn
+
+
+def moe_facade(
+    name: str,
+    release: str,
+    signature: inspect.Signature | None = None,
+    live: bool = False,
+) -> tuple[Any, MoeSpy, Adapter]:
+    """The facade ``name`` as fi_compat builds it for ``release``, its FlashInfer call
+    going to a spy bound to ``signature`` (default: the release's snapshot)."""
+    entry = ENTRIES[name]
+    adapter = entry.select(Distribution("flashinfer-python", release, "<test>", ""))
+    fn = adapter.build(stub(fused_moe, name))
+    spy = MoeSpy(signature or snapshot_signature(release, entry), name, H)
+    adapter._set_target(spy, live=live)
+    return fn, spy, adapter
+
+
+def _g(seed: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _u8(*shape: int) -> torch.Tensor:
+    return torch.randint(0, 256, shape, dtype=torch.uint8, generator=_g())
+
+
+def _f8(*shape: int) -> torch.Tensor:
+    return torch.rand(*shape, generator=_g()).to(F8)
+
+
+ROUTING = {
+    "num_experts": E,
+    "top_k": K,
+    "n_group": None,
+    "topk_group": None,
+    "intermediate_size": INTER,
+    "local_expert_offset": 0,
+    "local_num_experts": E,
+    "routed_scaling_factor": None,
+}
+
+
+def args(name: str, *, mxfp8: bool = False) -> dict[str, Any]:
+    """The required arguments of entry point ``name``, in the stable positional order
+    (a fresh dict; the tensors are made once per process and never written to)."""
+    key = (name, mxfp8)
+    if key not in _ARGS:
+        _ARGS[key] = _make_args(name, mxfp8=mxfp8)
+    return dict(_ARGS[key])
+
+
+_ARGS: dict[tuple[str, bool], dict[str, Any]] = {}
+
+
+def _make_args(name: str, *, mxfp8: bool = False) -> dict[str, Any]:
+    logits = torch.randn(T, E, generator=_g()).to(torch.bfloat16)
+    topk = torch.randint(0, E, (T, K), dtype=torch.int32, generator=_g())
+    first = {"topk_ids": topk} if "routed" in name else {"routing_logits": logits}
+    if name.startswith("trtllm_fp4_block_scale"):
+        hidden = _f8(T, H) if mxfp8 else _u8(T, H // 2)
+        scale = _u8(T, H // 32) if mxfp8 else _f8(T, H // 16)
+        return {
+            **first,
+            "routing_bias": None,
+            "hidden_states": hidden,
+            "hidden_states_scale": scale,
+            "gemm1_weights": _u8(E, 2 * INTER, H // 2),
+            "gemm1_weights_scale": _f8(E, 2 * INTER, H // 16),
+            "gemm1_bias": None,
+            "gemm1_alpha": None,
+            "gemm1_beta": None,
+            "gemm1_clamp_limit": None,
+            "gemm2_weights": _u8(E, H, INTER // 2),
+            "gemm2_weights_scale": _f8(E, H, INTER // 16),
+            "gemm2_bias": None,
+            "output1_scale_scalar": None,
+            "output1_scale_gate_scalar": None,
+            "output2_scale_scalar": None,
+            **ROUTING,
+        }
+    if name.startswith("trtllm_fp8_block_scale"):
+        return {
+            **first,
+            "routing_bias": None,
+            "hidden_states": _f8(T, H),
+            "hidden_states_scale": torch.rand(H // 128, T, generator=_g()),
+            "gemm1_weights": _f8(E, 2 * INTER, H),
+            "gemm1_weights_scale": torch.rand(E, 2 * INTER // 128, H // 128, generator=_g()),
+            "gemm2_weights": _f8(E, H, INTER),
+            "gemm2_weights_scale": torch.rand(E, H // 128, INTER // 128, generator=_g()),
+            **ROUTING,
+        }
+    if name.startswith("trtllm_fp8_per_tensor"):
+        return {
+            **first,
+            "routing_bias": None,
+            "hidden_states": _f8(T, H),
+            "gemm1_weights": _f8(E, 2 * INTER, H),
+            "output1_scales_scalar": torch.ones(E),
+            "output1_scales_gate_scalar": torch.ones(E),
+            "gemm2_weights": _f8(E, H, INTER),
+            "output2_scales_scalar": torch.ones(E),
+            **ROUTING,
+            "use_routing_scales_on_input": False,
+        }
+    if name == "trtllm_bf16_moe":
+        return {
+            **first,
+            "routing_bias": None,
+            "hidden_states": torch.randn(T, H, generator=_g()).to(torch.bfloat16),
+            "gemm1_weights": torch.randn(E, 2 * INTER, H, generator=_g()).to(torch.bfloat16),
+            "gemm2_weights": torch.randn(E, H, INTER, generator=_g()).to(torch.bfloat16),
+            **{k: v for k, v in ROUTING.items() if k != "routed_scaling_factor"},
+        }
+    if name == "trtllm_bf16_routed_moe":
+        return {
+            **first,
+            "hidden_states": torch.randn(T, H, generator=_g()).to(torch.bfloat16),
+            "gemm1_weights": torch.randn(E, 2 * INTER, H, generator=_g()).to(torch.bfloat16),
+            "gemm2_weights": torch.randn(E, H, INTER, generator=_g()).to(torch.bfloat16),
+            **{k: v for k, v in ROUTING.items() if k != "routed_scaling_factor"},
+        }
+    if name == "trtllm_mxint4_block_scale_moe":
+        return {
+            **first,
+            "routing_bias": None,
+            "hidden_states": torch.randn(T, H, generator=_g()).to(torch.bfloat16),
+            "gemm1_weights": _u8(E, 2 * INTER, H // 2),
+            "gemm1_weights_scale": torch.ones(E, 2 * INTER, H // 32, dtype=torch.bfloat16),
+            "gemm1_alpha": None,
+            "gemm1_beta": None,
+            "gemm1_clamp_limit": None,
+            "gemm2_weights": _u8(E, H, INTER // 2),
+            "gemm2_weights_scale": torch.ones(E, H, INTER // 32, dtype=torch.bfloat16),
+            **ROUTING,
+        }
+    if name == "cutlass_fused_moe":
+        return {
+            "input": torch.randn(T, H, generator=_g()).to(torch.bfloat16),
+            "token_selected_experts": topk,
+            "token_final_scales": torch.rand(T, K, generator=_g()),
+            "fc1_expert_weights": torch.randn(E, 2 * INTER, H, generator=_g()).to(torch.bfloat16),
+            "fc2_expert_weights": torch.randn(E, H, INTER, generator=_g()).to(torch.bfloat16),
+            "output_dtype": torch.bfloat16,
+            "quant_scales": [],
+        }
+    if name == "shuffle_matrix_a":
+        return {"input_tensor": _u8(256, 64), "epilogue_tile_m": 128}
+    if name == "shuffle_matrix_sf_a":
+        return {"input_tensor": _u8(256, 8), "epilogue_tile_m": 128}
+    if name == "block_scale_interleave":
+        return {"unswizzled_sf": _u8(128, 4)}
+    if name == "reorder_rows_for_gated_act_gemm":
+        return {"x": torch.randn(256, 64, generator=_g())}
+    raise KeyError(name)
+
+
+def release_value(adapter: Adapter, param: str, member: str) -> Any:
+    """What the release receives for stable member ``member`` of enum ``param``."""
+    from fi_compat import enums
+
+    stable = getattr(enums, adapter.entry.params[param].enum or "")
+    return adapter.ns["_E_" + param][stable._members_[member]]
+
+
+# the releases the MoE facades serve (their floor is 0.5.0; older releases are refused)
+MOE_RELEASES = tuple(r for r in KNOWN_RELEASES if at_least(place(r), MOE_FLOOR))
