@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# ruff: noqa: SIM105, SIM115, B904, E501  (a standalone device script: long-lived child pipes and logs)
 """GPU probe for FlashInfer's masked-softmax sentinel bugs (#4267/#4450/#4451/#4452).
 
 All three regression tests were added by flashinfer-ai/flashinfer PR #4401
@@ -261,9 +262,7 @@ def ragged_one_key(dtype, backend="fa2", k_val=-64.0, q_scale_pow2=0):
         "ref_lse": _f(ref_lse[0, 0]),
     }
     check(not o.isnan().any() and not lse.isnan().any(), "nan", **info)
-    check_close(
-        o, v.repeat_interleave(num_qo_heads // num_kv_heads, dim=1), 0, 0, "o == v"
-    )
+    check_close(o, v.repeat_interleave(num_qo_heads // num_kv_heads, dim=1), 0, 0, "o == v")
     check_close(lse, ref_lse, 1e-5, 1e-3, "lse == ref")
     return info
 
@@ -274,9 +273,7 @@ def paged_fully_masked(dtype, backend="fa2", posthoc=False):
     num_qo_heads, num_kv_heads, head_dim = 32, 8, 128
     page_size, num_pages = 1, 2
     q = torch.zeros(qo_len, num_qo_heads, head_dim, dtype=dtype, device="cuda")
-    k_cache = torch.zeros(
-        num_pages, page_size, num_kv_heads, head_dim, dtype=dtype, device="cuda"
-    )
+    k_cache = torch.zeros(num_pages, page_size, num_kv_heads, head_dim, dtype=dtype, device="cuda")
     v_cache = torch.ones_like(k_cache)
     qo_indptr = torch.tensor([0, qo_len], dtype=torch.int32, device="cuda")
     kv_indptr = torch.tensor([0, 1], dtype=torch.int32, device="cuda")
@@ -304,9 +301,7 @@ def paged_fully_masked(dtype, backend="fa2", posthoc=False):
         "backend": backend_of(w),
         "raw_masked_o": _stats(o[:nm]),
         "raw_masked_lse": _stats(lse[:nm]),
-        "raw_masked_lse_distinct": [
-            _f(x) for x in sorted(set(lse[:nm].flatten().tolist()))[:8]
-        ],
+        "raw_masked_lse_distinct": [_f(x) for x in sorted(set(lse[:nm].flatten().tolist()))[:8]],
         "raw_valid_o": _stats(o[nm:]),
         "raw_valid_lse": _stats(lse[nm:]),
     }
@@ -329,9 +324,7 @@ def decode_empty_kv(dtype):
     # one request with 2 keys, one with kv_len 0 (no pages)
     num_qo_heads, num_kv_heads, head_dim, page_size = 8, 2, 128, 1
     q = torch.randn(2, num_qo_heads, head_dim, dtype=dtype, device="cuda")
-    k_cache = torch.randn(
-        4, page_size, num_kv_heads, head_dim, dtype=dtype, device="cuda"
-    )
+    k_cache = torch.randn(4, page_size, num_kv_heads, head_dim, dtype=dtype, device="cuda")
     v_cache = torch.randn_like(k_cache)
     w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(workspace(), kv_layout="NHD")
     w.plan(

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# ruff: noqa: SIM105, SIM115, UP031  (a standalone device script: long-lived child pipes and logs)
 """Probe FlashInfer's RoPE entry points over head sizes, in child processes.
 
 For the flashinfer importable from PYTHONPATH (any release 0.2.0.post1 .. 0.7.4), run every
@@ -80,8 +81,9 @@ NNZ, HQ, HK, MAX_POS = 16, 4, 2, 64
 # the device the cases run on; "cpu" only for self-tests of this script against a fake module
 DEVICE = os.environ.get("PROBE_ROPE_DEVICE", "cuda")
 THETA, SCALE = 1e4, 1.0
-L31 = dict(rope_scale=8.0, rope_theta=5e5, low_freq_factor=1.0, high_freq_factor=4.0,
-           old_context_len=8192)
+L31 = dict(
+    rope_scale=8.0, rope_theta=5e5, low_freq_factor=1.0, high_freq_factor=4.0, old_context_len=8192
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -133,9 +135,13 @@ def run_parent(args):
     _run_shard(warm, cases, args, work, "w", counter, lock, emit)
     jobs = max(1, args.jobs)
     shards = [rest[j::jobs] for j in range(jobs)]
-    threads = [threading.Thread(target=_run_shard,
-                                args=(sh, cases, args, work, f"s{j}", counter, lock, emit))
-               for j, sh in enumerate(shards) if sh]
+    threads = [
+        threading.Thread(
+            target=_run_shard, args=(sh, cases, args, work, f"s{j}", counter, lock, emit)
+        )
+        for j, sh in enumerate(shards)
+        if sh
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -156,12 +162,25 @@ def _run_shard(pending, cases, args, work, tag, counter, lock, emit):
         with lock:
             counter[0] += 1
         stem = os.path.join(work, f"{tag}_{n}")
-        cfile, rfile, pfile, efile = (stem + x for x in (".cases.json", ".results.jsonl",
-                                                         ".progress.txt", ".stderr.txt"))
+        cfile, rfile, pfile, efile = (
+            stem + x for x in (".cases.json", ".results.jsonl", ".progress.txt", ".stderr.txt")
+        )
         with open(cfile, "w") as f:
             json.dump([cases[i] for i in batch], f)
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", cfile, "--child-results",
-               rfile, "--child-progress", pfile, "--dtype", args.dtype, "--seed", str(args.seed)]
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--child",
+            cfile,
+            "--child-results",
+            rfile,
+            "--child-progress",
+            pfile,
+            "--dtype",
+            args.dtype,
+            "--seed",
+            str(args.seed),
+        ]
         rc, timed_out = None, False
         with open(efile, "w") as ef:
             try:
@@ -249,11 +268,19 @@ def run_child(args):
     pf = open(args.child_progress, "a")
     try:
         import flashinfer
+
         fi_version = getattr(flashinfer, "__version__", "unknown")
     except Exception as e:  # import failure: report on every case, exit
         for c in cases:
-            _child_write(rf, dict(c, outcome=f"error:import:{type(e).__name__}", max_err=None,
-                                  detail=str(e)[-600:]))
+            _child_write(
+                rf,
+                dict(
+                    c,
+                    outcome=f"error:import:{type(e).__name__}",
+                    max_err=None,
+                    detail=str(e)[-600:],
+                ),
+            )
         return 0
     for c in cases:
         pf.write(f"START {c['id']}\n")
@@ -263,9 +290,12 @@ def run_child(args):
         healthy = True
         try:
             res.update(run_case(c, args.dtype, args.seed))
-        except Exception as e:  # noqa: BLE001
-            res.update(outcome=f"error:{type(e).__name__}", max_err=None,
-                       detail=" ".join(str(e).split())[:600])
+        except Exception as e:
+            res.update(
+                outcome=f"error:{type(e).__name__}",
+                max_err=None,
+                detail=" ".join(str(e).split())[:600],
+            )
             healthy = _cuda_healthy()
         _child_write(rf, res)
         if not healthy:
@@ -281,22 +311,25 @@ def _child_write(rf, res):
 
 def _sync():
     import torch
+
     if DEVICE == "cuda":
         torch.cuda.synchronize()
 
 
 def _cuda_healthy():
     import torch
+
     try:
         _sync()
         x = torch.ones(4, device=DEVICE) + 1
         return bool(float(x.sum().item()) == 8.0)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 
 def _get_fn(name):
     import flashinfer
+
     mod = getattr(flashinfer, "rope", None)
     fn = getattr(mod, name, None) if mod is not None else None
     return fn if fn is not None else getattr(flashinfer, name, None)
@@ -304,6 +337,7 @@ def _get_fn(name):
 
 def _param_names(fn):
     import inspect
+
     try:
         return list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
@@ -313,12 +347,14 @@ def _param_names(fn):
 # ---- reference ------------------------------------------------------------------------
 def _inv_freq(r, theta, device):
     import torch
+
     j = torch.arange(0, r // 2, device=device, dtype=torch.float64)
     return theta ** (-2.0 * j / r)
 
 
 def _llama31_freq(freq, scale, lf, hf, old_ctx):
     import torch
+
     a = old_ctx / (2 * math.pi * hf - 2 * math.pi * lf)
     b = -1.0 / (hf / lf - 1.0)
     s = torch.clamp(freq * a + b, 0.0, 1.0)
@@ -328,11 +364,12 @@ def _llama31_freq(freq, scale, lf, hf, old_ctx):
 def _rotate_ref(x, cos, sin, r, neox):
     """x [nnz, H, D] (float64), cos/sin [nnz, r/2] (float64): the rotated copy."""
     import torch
+
     c = cos[:, None, :]
     s = sin[:, None, :]
     xr, xp = x[..., :r], x[..., r:]
     if neox:
-        x1, x2 = xr[..., : r // 2], xr[..., r // 2:]
+        x1, x2 = xr[..., : r // 2], xr[..., r // 2 :]
         o = torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1)
     else:
         x1, x2 = xr[..., 0::2], xr[..., 1::2]
@@ -347,6 +384,7 @@ def _err(out, ref):
 # ---- one case -------------------------------------------------------------------------
 def run_case(c, dtype_name, seed):
     import torch
+
     fn_name, d, r, neox = c["fn"], c["head_size"], c["rotary_dim"], c["is_neox"]
     dev = DEVICE
     dtype = getattr(torch, dtype_name)
@@ -357,8 +395,9 @@ def run_case(c, dtype_name, seed):
     # apply_rope's ragged form: two sequences of 7 and 9 tokens at offsets 3 and 11
     indptr = torch.tensor([0, 7, NNZ], dtype=torch.int32, device=dev)
     offsets = torch.tensor([3, 11], dtype=torch.int32, device=dev)
-    pos_ragged = torch.cat([torch.arange(7, dtype=torch.int32) + 3,
-                            torch.arange(NNZ - 7, dtype=torch.int32) + 11]).to(dev)
+    pos_ragged = torch.cat(
+        [torch.arange(7, dtype=torch.int32) + 3, torch.arange(NNZ - 7, dtype=torch.int32) + 11]
+    ).to(dev)
     tol = {"float16": 2e-2, "bfloat16": 6e-2}[dtype_name]
     extra = {}
 
@@ -395,8 +434,9 @@ def run_case(c, dtype_name, seed):
             extra["path"] = "vllm(positions,query,key,head_size,cos_sin_cache,is_neox)"
             cache = torch.cat([cos_h, sin_h], -1).float().contiguous()  # [max_pos, r]
             q2, k2 = q.reshape(NNZ, HQ * d), k.reshape(NNZ, HK * d)
-            ret = fn(positions=pos, query=q2, key=k2, head_size=d, cos_sin_cache=cache,
-                     is_neox=neox)
+            ret = fn(
+                positions=pos, query=q2, key=k2, head_size=d, cos_sin_cache=cache, is_neox=neox
+            )
             _sync()
             if inplace:
                 qo, ko = q2, k2
@@ -418,8 +458,16 @@ def run_case(c, dtype_name, seed):
         cache = torch.cat([cos_h, sin_h], -1).float().contiguous()
         q_rope, q_nope = q[..., :r].contiguous(), q[..., r:].contiguous()
         k_rope, k_nope = k[..., :r].contiguous(), k[..., r:].contiguous()
-        outs = fn(q_rope, k_rope, q_nope, k_nope, cache, pos, is_neox=neox,
-                  quantize_dtype=torch.float8_e4m3fn)
+        outs = fn(
+            q_rope,
+            k_rope,
+            q_nope,
+            k_nope,
+            cache,
+            pos,
+            is_neox=neox,
+            quantize_dtype=torch.float8_e4m3fn,
+        )
         _sync()
         qro, kro, qno, kno = outs
         qo = torch.cat([qro.float(), qno.float()], -1)
@@ -432,9 +480,14 @@ def run_case(c, dtype_name, seed):
         ek = ((ko.double() - rk).abs() - rk.abs() / 16).max().item()
         err = max(_err(qo, rq), _err(ko, rk))
         ok = max(eq, ek) <= 0.05
-        return dict(outcome="ok" if ok else "mismatch", max_err=err,
-                    max_err_q=_err(qo, rq), max_err_k=_err(ko, rk), tol="fp8:|d|<=|ref|/16+0.05",
-                    **extra)
+        return dict(
+            outcome="ok" if ok else "mismatch",
+            max_err=err,
+            max_err_q=_err(qo, rq),
+            max_err_k=_err(ko, rk),
+            tol="fp8:|d|<=|ref|/16+0.05",
+            **extra,
+        )
 
     else:  # apply_rope / apply_rope_pos_ids / apply_llama31_rope(_pos_ids) (+ _inplace)
         inplace = fn_name.endswith("_inplace")
@@ -459,8 +512,9 @@ def run_case(c, dtype_name, seed):
         qo, ko = (q, k) if inplace else ret
         freq = _inv_freq(r, theta, dev)
         if llama31:
-            freq = _llama31_freq(freq, scale, L31["low_freq_factor"], L31["high_freq_factor"],
-                                 L31["old_context_len"])
+            freq = _llama31_freq(
+                freq, scale, L31["low_freq_factor"], L31["high_freq_factor"], L31["old_context_len"]
+            )
         else:
             freq = freq / scale
         ang = p.double()[:, None] * freq[None]
@@ -484,21 +538,39 @@ def run_case(c, dtype_name, seed):
 # --------------------------------------------------------------------------------------
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--release-label", default=None,
-                    help="value of the 'release' field (default: flashinfer.__version__)")
+    ap.add_argument(
+        "--release-label",
+        default=None,
+        help="value of the 'release' field (default: flashinfer.__version__)",
+    )
     ap.add_argument("--out", default=None, help="append JSON lines to this file")
     ap.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
     ap.add_argument("--fns", default=None, help="comma list (default: all) of " + ",".join(FNS))
     ap.add_argument("--heads", default=None, help="comma list (default: %s)" % HEADS)
-    ap.add_argument("--per-child", type=int, default=0,
-                    help="cases per child process; 0 = as many as survive (default), 1 = one each")
-    ap.add_argument("--extra-rotary", default=None,
-                    help="more rotary_dims to try where smaller than head_size, e.g. 40,72 "
-                    "(vector-straddle cases: rotary_dim/2 not a multiple of the vector width)")
-    ap.add_argument("--jobs", type=int, default=6,
-                    help="child processes running at once after the warm-up (default 6)")
-    ap.add_argument("--timeout", type=float, default=480.0,
-                    help="seconds per child (the first one JIT-compiles the rope module)")
+    ap.add_argument(
+        "--per-child",
+        type=int,
+        default=0,
+        help="cases per child process; 0 = as many as survive (default), 1 = one each",
+    )
+    ap.add_argument(
+        "--extra-rotary",
+        default=None,
+        help="more rotary_dims to try where smaller than head_size, e.g. 40,72 "
+        "(vector-straddle cases: rotary_dim/2 not a multiple of the vector width)",
+    )
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=6,
+        help="child processes running at once after the warm-up (default 6)",
+    )
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=480.0,
+        help="seconds per child (the first one JIT-compiles the rope module)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-controls", action="store_true")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
