@@ -16,13 +16,17 @@ The state-pool pattern (vLLM's prefill with a native pool: ``initial_state=pool,
 output_state=pool, state_indices=idx``) is measured beside the plain call in the same
 run: natively served on 0.6.18 (SM100) and 0.7.4 (SM90) -- the GPU is assumed on a CPU
 host (``assume_capability``) -- and emulated (gather / packed call / scatter) on 0.6.7,
-where the direct arm is the packed call FlashInfer itself would get.
+where the direct arm is the packed call FlashInfer itself would get.  ``--pool-dtype``
+picks the pool's dtype (float32, bfloat16, float8_e4m3fn, float8_e5m2; default the first
+three): 0.6.7's SM90 kernel reads float32 state only, so a bf16 or fp8 pool is gathered
+into float32 rows and the final states are rounded back into the pool (fp8 saturating).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import itertools
 import json
 import os
 import statistics
@@ -40,7 +44,8 @@ os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")
 import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
-from fi_compat import gdn_prefill, snapshots  # noqa: E402
+from fi_compat import _snapshot_io as snapshots  # noqa: E402
+from fi_compat import gdn_prefill  # noqa: E402
 from fi_compat._adapters.gdn_prefill import SPEC  # noqa: E402
 from fi_compat._device import assume_capability  # noqa: E402
 from fi_compat.detection import Distribution  # noqa: E402
@@ -138,27 +143,35 @@ POOL_BODY = (
 )
 
 
-def pool_inputs(device: str, cu_dtype: torch.dtype) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def pool_inputs(
+    device: str, cu_dtype: torch.dtype, dtype: torch.dtype = torch.float32
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """vLLM's call: ``(q, k, v, g, beta, None, pool, True, cu)`` plus ``output_state=pool,
     state_indices=idx`` (int32 pool rows, as vLLM's metadata holds them)."""
     q, k, v, g, beta, _, h0, _, cu = inputs(device, cu_dtype)
-    pool = torch.zeros(8, *h0.shape[1:], device=device)
+    pool = torch.zeros(8, *h0.shape[1:], device=device, dtype=dtype)
     idx = torch.tensor([5, 2], dtype=torch.int32, device=device)
     return (q, k, v, g, beta, None, pool, True, cu), {"output_state": pool, "state_indices": idx}
 
 
 def side_by_side_pool(
-    release: str, cc: tuple[int, int], native: bool, device: str, batches: int, per: int
+    release: str,
+    cc: tuple[int, int],
+    native: bool,
+    device: str,
+    batches: int,
+    per: int,
+    dtype: torch.dtype = torch.float32,
 ) -> dict[str, Any]:
     launch = trivial_for(release, POOL_BODY)
     facade = facade_for(release, launch)
     cu_dtype = native_cu(release)
-    args, kw = pool_inputs(device, cu_dtype)
+    args, kw = pool_inputs(device, cu_dtype, dtype)
     plain = inputs(device, cu_dtype)
     if native:
         direct_args, direct_kw = args, kw
     else:  # the packed call the emulation makes: gathered float32 rows, no pool
-        h0 = args[6].index_select(0, kw["state_indices"].long())
+        h0 = args[6].float().index_select(0, kw["state_indices"].long())
         direct_args, direct_kw = (*args[:6], h0, *args[7:]), {}
 
     def direct() -> Any:
@@ -176,7 +189,16 @@ def side_by_side_pool(
     arms: dict[str, list[float]] = {"direct": [], "pool": [], "plain": [], "plain_direct": []}
     fns = {"direct": direct, "pool": pooled, "plain": plain_call, "plain_direct": plain_direct}
     with assume_capability(cc):
-        pooled()
+        try:
+            pooled()
+        except Exception as e:  # e.g. an fp8 pool a release's path cannot write
+            return {
+                "release": release,
+                "gpu": f"SM{cc[0]}{cc[1]}",
+                "pool": "native" if native else "emulated",
+                "pool_dtype": str(dtype).removeprefix("torch."),
+                "error": f"{type(e).__name__}: {str(e)[:80]}",
+            }
         plain_call()
         for _ in range(5):
             for name, fn in fns.items():
@@ -186,6 +208,7 @@ def side_by_side_pool(
         "release": release,
         "gpu": f"SM{cc[0]}{cc[1]}",
         "pool": "native" if native else "emulated",
+        "pool_dtype": str(dtype).removeprefix("torch."),
         "plain_direct_p50_ns": round(med["plain_direct"], 1),
         "plain_fi_compat_p50_ns": round(med["plain"], 1),
         "plain_added_p50_ns": round(med["plain"] - med["plain_direct"], 1),
@@ -270,6 +293,12 @@ def main() -> int:
     ap.add_argument("--per", type=int, default=2000)
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--pool-only", action="store_true", help="only the state-pool table")
+    ap.add_argument(
+        "--pool-dtype",
+        action="append",
+        choices=("float32", "bfloat16", "float8_e4m3fn", "float8_e5m2"),
+        help="state-pool dtype(s) (default: float32, bfloat16, float8_e4m3fn)",
+    )
     a = ap.parse_args()
     releases = a.release or ["0.6.7", "0.6.18", "0.7.4"]
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -284,16 +313,23 @@ def main() -> int:
     print(f"fi_compat call overhead, {device}, python {res['python']}, torch {torch.__version__}")
     print("state-pool pattern beside the plain call (ns per call, p50):")
     print(
-        f"{'release':9s} {'gpu':6s} {'pool':9s} {'plain direct':>13s} {'plain fi_c':>11s} "
-        f"{'added':>8s} {'pool direct':>12s} {'pool fi_c':>10s} {'added':>8s}"
+        f"{'release':9s} {'gpu':6s} {'pool':9s} {'dtype':13s} {'plain direct':>13s} "
+        f"{'plain fi_c':>11s} {'added':>8s} {'pool direct':>12s} {'pool fi_c':>10s} {'added':>8s}"
     )
-    for rel, cc, native in POOL_CASES:
+    pool_dtypes = a.pool_dtype or ["float32", "bfloat16", "float8_e4m3fn"]
+    for (rel, cc, native), dt in itertools.product(POOL_CASES, pool_dtypes):
         if a.release and rel not in a.release:
             continue
-        r = side_by_side_pool(rel, cc, native, device, a.batches, max(a.per // 4, 1))
+        r = side_by_side_pool(
+            rel, cc, native, device, a.batches, max(a.per // 4, 1), getattr(torch, dt)
+        )
         res["pool"].append(r)
+        head = f"{rel:9s} {r['gpu']:6s} {r['pool']:9s} {dt:13s}"
+        if "error" in r:
+            print(f"{head} {r['error']}")
+            continue
         print(
-            f"{rel:9s} {r['gpu']:6s} {r['pool']:9s} {r['plain_direct_p50_ns']:12.0f}n "
+            f"{head} {r['plain_direct_p50_ns']:12.0f}n "
             f"{r['plain_fi_compat_p50_ns']:10.0f}n {r['plain_added_p50_ns']:7.0f}n "
             f"{r['pool_direct_p50_ns']:11.0f}n {r['pool_fi_compat_p50_ns']:9.0f}n "
             f"{r['pool_added_p50_ns']:7.0f}n"

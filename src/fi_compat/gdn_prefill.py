@@ -117,9 +117,11 @@ def chunk_gated_delta_rule(
         Native where the release serves it (0.6.16–0.6.18.post1: SM100/SM103; 0.7.0+:
         SM90/SM100/SM103/SM120; 0.7.4: also SM8x); everywhere else, before 0.6.16
         included, **emulated exactly** by gathering the rows (as float32), a packed call
-        and ``index_copy_`` back into the pool (rounded to the pool dtype).  On
-        0.6.16–0.6.17 ``use_cp="auto"`` becomes ``False`` for pool calls (their CP kernel
-        rejects pools).
+        and a scatter back into the pool, rounded once to the pool dtype as the native
+        pools store it (float8 saturating at +-finfo.max, never inf / NaN; written as
+        bytes, torch having no float8 ``index_copy_``).  On 0.6.16–0.6.17
+        ``use_cp="auto"`` becomes ``False`` for pool calls (their CP kernel rejects
+        pools).
     _cp_chunk_len : int, optional
         Internal CP chunk-length override, flashinfer>=0.7.0; else raises if set.
     backend : {"auto", "flashinfer", "cake_gdn", "cudnn", "sm120_cute"}

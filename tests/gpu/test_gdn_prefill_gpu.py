@@ -35,6 +35,7 @@ except Exception as exc:  # pragma: no cover
 
 import fi_compat  # noqa: E402
 from fi_compat import gdn_prefill  # noqa: E402
+from fi_compat._adapters.gdn_prefill import _pool_native  # noqa: E402
 from fi_compat.registry import at_least, place  # noqa: E402
 
 RELEASE = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
@@ -383,3 +384,112 @@ def test_zero_length_sequence_with_host_lengths(with_h0: bool) -> None:
             empty_row_err=e,
             max_err_out=(direct[0].float() - ref[0]).abs().max().item(),
         )
+
+
+FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def _saturated(x: torch.Tensor, dt: torch.dtype) -> torch.Tensor:
+    """float32 -> float8 as flashinfer 0.7.x's native pools store it (PTX
+    ``cvt.rn.satfinite``): clamp to +-finfo.max, round to nearest even."""
+    top = torch.finfo(dt).max
+    return x.clamp(-top, top).to(dt)
+
+
+def _sha(x: torch.Tensor) -> str:
+    import hashlib
+
+    data = bytes(x.contiguous().view(torch.uint8).flatten().tolist())
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("cu_list", [CU, EMPTY_CU], ids=["dense", "empty-seq"])
+@pytest.mark.parametrize("dt", FP8, ids=lambda d: str(d).removeprefix("torch."))
+def test_fp8_state_pool(dt: torch.dtype, cu_list: list[int]) -> None:
+    """An fp8 state pool (``initial_state = output_state = pool``, ``state_indices``):
+    emulated on 0.6.x's SM90 (rows gathered as float32, the float32 kernel, a
+    saturating byte-wise scatter), native on 0.7.0+ (the CuTe-DSL kernel reads and
+    stores fp8).  On every release the pool rows must be, bit for bit, the release's
+    own float32 packed call on the same rows rounded once with saturation; untouched
+    rows keep their bytes.  The inputs are scaled so that about 10% of the final-state
+    entries lie beyond the fp8 range (where torch's e5m2 cast gives inf).  With
+    ``empty-seq`` the second sequence is empty (``cu_seqlens_cpu`` given): its pool row
+    is left as it was (its final state is its initial state)."""
+    x = make_inputs(seed=17, cu=cu_list)
+    scale = 1 / math.sqrt(D)
+    top = torch.finfo(dt).max
+    # final states are linear in (v, h0): scale both so that ~10% of |S| exceed top
+    probe = reference(x, scale, x["h0"], cu_list)[1]
+    c = top / torch.quantile(probe.abs().flatten(), 0.9).item()
+    x["v"] = (x["v"].float() * c).to(torch.bfloat16)
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    pool = _saturated(torch.randn(7, H, D, D, device="cuda", generator=gen) * 0.01 * c, dt)
+    idx = torch.tensor([5, 0, 3], dtype=torch.int32, device="cuda")
+    rows = idx.long()
+    before = pool.clone()
+    cu = torch.tensor(cu_list, dtype=torch.int32, device="cuda")
+    host = {"cu_seqlens_cpu": cu_list} if cu_list is EMPTY_CU else {}
+    res, dt_s = _timed(
+        f"fp8-pool-{dt}",
+        lambda: gdn_prefill.chunk_gated_delta_rule(
+            x["q"],
+            x["k"],
+            x["v"],
+            x["g"],
+            x["beta"],
+            None,
+            pool,
+            True,
+            cu,
+            output_state=pool,
+            state_indices=idx,
+            **host,
+        ),
+    )
+    out, st = res
+    assert st.data_ptr() == pool.data_ptr()
+    # the control: the same rows as a packed float32 call (fi_compat passes it through;
+    # with an empty sequence fi_compat's own handling applies, as for the pool call)
+    h0 = before[rows].float()
+    c_out, c_state = gdn_prefill.chunk_gated_delta_rule(
+        x["q"], x["k"], x["v"], x["g"], x["beta"], None, h0, True, cu, **host
+    )
+    want = _saturated(c_state, dt)
+    got = pool[rows]
+    mismatch = int((got.view(torch.uint8) != want.view(torch.uint8)).sum())
+    beyond = c_state.abs() > top
+    rest = [i for i in range(7) if i not in rows.tolist()]
+    untouched = torch.equal(pool[rest].view(torch.uint8), before[rest].view(torch.uint8))
+    ref_out, ref_state = reference(x, scale, h0, cu_list)
+    rel_state = ((c_state - ref_state).abs().max() / ref_state.abs().max()).item()
+    rel_out = ((out.float() - ref_out).abs().max() / ref_out.abs().max()).item()
+    empty_row_kept = (
+        torch.equal(got[1].view(torch.uint8), before[rows[1]].view(torch.uint8))
+        if cu_list is EMPTY_CU
+        else None
+    )
+    _report(
+        f"fp8-pool-{dt}-{'empty' if host else 'dense'}",
+        native_pool=_pool_native(gdn_prefill.chunk_gated_delta_rule.adapter, x["q"]),
+        bit_equal=mismatch == 0,
+        mismatched_bytes=mismatch,
+        saturated_fraction=round(beyond.float().mean().item(), 4),
+        pool_max=got.float().abs().max().item(),
+        nonfinite=int((~torch.isfinite(pool.float())).sum()),
+        torch_cast_nonfinite=int((~torch.isfinite(c_state.to(dt).float())).sum()),
+        max_err_vs_saturated=(got.float() - want.float()).abs().max().item(),
+        rel_err_state_f32_vs_ref=rel_state,
+        rel_err_out_vs_ref=rel_out,
+        out_equal_to_f32_call=torch.equal(out, c_out),
+        untouched_rows_kept=untouched,
+        empty_row_kept=empty_row_kept,
+        pool_rows_sha=_sha(got),
+        f32_state_sha=_sha(c_state),
+        seconds=round(dt_s, 2),
+    )
+    assert mismatch == 0, mismatch
+    assert untouched and torch.isfinite(pool.float()).all()
+    assert beyond.any() and bool((got.float().abs()[beyond] == top).all())
+    assert rel_state < 2e-2 and rel_out < 2e-2, (rel_state, rel_out)
+    if empty_row_kept is not None:
+        assert empty_row_kept

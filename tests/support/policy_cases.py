@@ -6,6 +6,7 @@ snapshot signature) and the live contract suite (installed releases, spy bound t
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -358,6 +359,114 @@ def case_state_dtypes(release: str, make: Make) -> None:
     assert spy.calls == []
 
 
+FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def _fp8_pool(dt: torch.dtype, rows: int = 6, seed: int = 0) -> torch.Tensor:
+    """A pool in ``dt``: small random values, row 4 at +-finfo.max (the spy's gain
+    then pushes its final state far beyond the float8 range)."""
+    gen = torch.Generator().manual_seed(seed)
+    pool = (torch.randn(rows, H, D, D, generator=gen) * 0.5).to(dt)
+    pool[4] = (torch.randn(H, D, D, generator=gen).sign() * torch.finfo(dt).max).to(dt)
+    return pool
+
+
+def _saturated(x: torch.Tensor, dt: torch.dtype) -> torch.Tensor:
+    """``x`` as flashinfer 0.7.x's native pool stores float8 (cvt.rn.satfinite)."""
+    top = torch.finfo(dt).max
+    return x.clamp(-top, top).to(dt)
+
+
+def _bytes(x: torch.Tensor) -> torch.Tensor:
+    return x.view(torch.uint8)
+
+
+def case_state_pool_dtypes(release: str, make: Make) -> None:
+    """float8 pools (``initial_state = output_state = pool``, ``state_indices``) where
+    pools are emulated: the rows read as float32 exactly, the final states rounded once
+    into the pool and saturating at +-finfo.max (as 0.7.x's native pool kernels store
+    float8; torch's e5m2 cast gives inf), without ``index_copy_`` (torch has no float8
+    kernel for it); untouched rows keep their bytes.  Also with a zero-length sequence on
+    SM90 (its row written from the initial state), and read-only pool calls
+    (``output_final_state=False``), which leave every pool row as it was."""
+    x = inputs()
+    base = dict(q=x["q"], k=x["k"], v=x["v"], g=x["g"], beta=x["beta"])
+    idx = torch.tensor([4, 1], dtype=torch.int32)
+    rows, rest = idx.long(), [0, 2, 3, 5]
+    gain = 1000.0
+    for dt, cc in itertools.product(FP8, (None, (9, 0))):
+        native = cc is not None and at_least(place(release), "0.7.0")
+        pool = _fp8_pool(dt)
+        before = pool.clone()
+        f, spy = make()
+        spy.gain = gain
+        with assume_capability(cc) if cc else _nothing():
+            out, st = f(
+                **base,
+                initial_state=pool,
+                output_final_state=True,
+                cu_seqlens=x["cu_seqlens"],
+                output_state=pool,
+                state_indices=idx,
+            )
+        assert st is pool and out.shape == (T, H, D), (dt, cc)
+        if native:  # 0.7.0+ on SM90: the pool and its dtype go to FlashInfer as they are
+            sent = spy.raw_kwargs[-1]
+            assert sent["initial_state"] is pool and sent["output_state"] is pool
+            assert sent["state_indices"] is idx
+            continue
+        sent = spy.last
+        assert sent["output_state"] is None and sent.get("state_indices") is None
+        assert sent["initial_state"].dtype == torch.float32
+        assert torch.equal(sent["initial_state"], before[rows].float()), (dt, cc)  # exact
+        final = before[rows].float() * gain + 1  # the spy's float32 final states
+        assert torch.equal(_bytes(pool[rows]), _bytes(_saturated(final, dt))), (dt, cc)
+        assert torch.isfinite(pool.float()).all(), (dt, cc)
+        assert (pool[4].float().abs() == torch.finfo(dt).max).all()  # saturated
+        assert torch.equal(_bytes(pool[rest]), _bytes(before[rest])), (dt, cc)
+        if dt is torch.float8_e5m2:  # the control: torch's own cast overflows to inf
+            assert torch.isinf(final.to(dt).float()).any()
+    # a zero-length sequence on SM90 with host lengths (separate read / write pools):
+    # its final state is its initial state, bit for bit, native pool or emulated
+    cu_host = [0, 5, 5, 12]
+    idx3 = torch.tensor([4, 1, 0], dtype=torch.int32)
+    for dt in FP8:
+        pool_in, pool_out = _fp8_pool(dt), torch.zeros(6, H, D, D).to(dt)
+        f, spy = make()
+        spy.gain = gain
+        with assume_capability((9, 0)):
+            _, st = f(
+                **base,
+                initial_state=pool_in,
+                output_final_state=True,
+                cu_seqlens=torch.tensor(cu_host, dtype=torch.int32),
+                output_state=pool_out,
+                state_indices=idx3,
+                cu_seqlens_cpu=cu_host,
+            )
+        assert st is pool_out
+        assert torch.equal(_bytes(pool_out[1]), _bytes(pool_in[1])), dt
+        if not at_least(place(release), "0.7.0"):  # emulated: rows 4 and 0 ran
+            want = _saturated(pool_in[[4, 0]].float() * gain + 1, dt)
+            assert torch.equal(_bytes(pool_out[[4, 0]]), _bytes(want)), dt
+            assert not pool_out[[2, 3, 5]].float().any()
+    # read-only pool call: no final state asked for, no pool row written
+    for dt in (torch.float32, *FP8):
+        pool = _fp8_pool(dt) if dt in FP8 else torch.randn(6, H, D, D)
+        before = pool.clone()
+        f, spy = make()
+        out = f(
+            **base,
+            initial_state=pool,
+            output_final_state=False,
+            cu_seqlens=x["cu_seqlens"],
+            output_state=pool,
+            state_indices=idx,
+        )
+        assert out.shape == (T, H, D) and spy.last["output_state"] is None, dt
+        assert torch.equal(_bytes(pool), _bytes(before)), dt
+
+
 def _nothing() -> Any:
     import contextlib
 
@@ -502,6 +611,7 @@ CASES = [
     case_gate_conventions,
     case_state_indices,
     case_state_dtypes,
+    case_state_pool_dtypes,
     case_empty_sequences,
     case_validation_before_launch,
 ]

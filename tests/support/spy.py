@@ -6,8 +6,9 @@ the bound arguments and returns what the kernel would (shapes and dtypes).
 
 * :class:`Spy` (GDN prefill): ``output`` ``[T, H_sab, D]`` in q's dtype and, with
   ``output_final_state``, the final state ``[N, H_sab, D, D]`` float32 (into
-  ``output_state`` when given).  The fake final state is ``initial_state + 1`` (``1``
-  from a zero state) so tests can tell which rows went where.
+  ``output_state`` when given).  The fake final state is ``initial_state * gain + 1``
+  (``1`` from a zero state; ``gain`` 1 unless a test sets it, e.g. to push states
+  beyond the float8 range) so tests can tell which rows went where.
 * :class:`MoeSpy` (fused MoE): the ``[num_tokens, hidden]`` bfloat16 output filled with
   2 (into ``output`` when given), as a list for the FP4/MxInt4 entry points and for
   ``do_finalize=False``, as a tensor otherwise; the weight helpers return a copy of
@@ -90,6 +91,8 @@ class BindSpy:
 
 
 class Spy(BindSpy):
+    gain = 1.0
+
     def result(self, a: dict[str, Any]) -> Any:
         q, v = a["q"], a["v"]
         t, _, d = q.shape
@@ -99,7 +102,7 @@ class Spy(BindSpy):
             return out
         n = a["cu_seqlens"].shape[0] - 1
         h0 = a["initial_state"]
-        final = (h0.float() + 1) if h0 is not None else torch.ones(n, h, d, d)
+        final = (h0.float() * self.gain + 1) if h0 is not None else torch.ones(n, h, d, d)
         if a["output_state"] is not None:
             a["output_state"].copy_(final)
             return out, a["output_state"]

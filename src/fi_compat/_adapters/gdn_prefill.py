@@ -54,14 +54,19 @@ else:
 NAME = "chunk_gated_delta_rule"
 _INT: frozenset[Any] = frozenset()
 _STATE: frozenset[Any] = frozenset()
+_FP8: dict[Any, float] = {}  # torch float8 dtype -> its largest finite value
+_U8: Any = None
+_F32: Any = None
 
 
 def _prepare() -> None:
-    global _INT, _STATE
+    global _INT, _STATE, _FP8, _U8, _F32
     import torch
 
     _INT = frozenset((torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8))
     _STATE = frozenset(getattr(torch, n) for n in _ALL_STATE_DTYPES)
+    _FP8 = {getattr(torch, n): m for n, m in _FP8_MAX.items()}
+    _U8, _F32 = torch.uint8, torch.float32
 
 
 def validate(
@@ -394,7 +399,13 @@ class StatePool(Emulation):
     ``output_final_state=True``, writes its final state to
     ``output_state[state_indices[i]]``; the returned state is the ``output_state`` pool
     (as natively from 0.6.16).  The gathered rows are float32 (every release accepts
-    float32 state; widening is exact); final states are rounded to the pool's dtype.
+    float32 state; widening is exact); final states are rounded once to the pool's
+    dtype as the native pool kernels store them (:func:`put_rows`: fp8 saturating).
+    The packed call never sees the pool: with ``output_final_state=False`` the SM90
+    paths (0.6.0-0.6.13 C++ kernel, 0.6.14+ CuTe DSL) still write packed rows
+    ``0..num_seqs-1`` of any ``output_state`` they are given (``gdn_prefill.py``
+    allocates scratch only when ``output_state is None``), which in a pool are other
+    sequences' rows.
     Device-side only (``index_select``/``index_copy_``): no host sync, graph-capturable.
     """
 
@@ -443,11 +454,13 @@ class StatePool(Emulation):
         pool_in, pool_out = kw["initial_state"], kw["output_state"]
         want_final = bool(kw["output_final_state"])
         idx64 = idx if idx.dtype is torch.int64 else idx.to(torch.int64)
-        if pool_in is not None:
-            kw["initial_state"] = pool_in.index_select(0, idx64).to(torch.float32)
+        if pool_in is not None:  # take_rows, inlined (the common call is bf16/fp32)
+            if pool_in.dtype in _FP8:
+                kw["initial_state"] = take_rows(pool_in, idx64)
+            else:
+                kw["initial_state"] = pool_in.index_select(0, idx64).to(torch.float32)
         kw["state_indices"] = None
-        if want_final:
-            kw["output_state"] = None  # FlashInfer allocates the packed float32 state
+        kw["output_state"] = None  # FlashInfer allocates the packed float32 state
         return (idx64, pool_out, want_final)
 
     def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
@@ -455,8 +468,43 @@ class StatePool(Emulation):
         if not want_final:
             return result
         out, final = result
-        pool_out.index_copy_(0, idx64, final.to(pool_out.dtype))
+        if pool_out.dtype in _FP8:
+            put_rows(pool_out, idx64, final)
+        else:  # put_rows, inlined
+            pool_out.index_copy_(0, idx64, final.to(pool_out.dtype))
         return out, pool_out
+
+
+def take_rows(pool: Any, rows: Any) -> Any:
+    """``pool[rows]`` widened to float32 (exact for every state dtype).  float8 rows are
+    gathered as their bytes (a ``uint8`` view), which every torch build indexes on CPU
+    and CUDA alike."""
+    if pool.dtype in _FP8:
+        return pool.view(_U8).index_select(0, rows).view(pool.dtype).to(_F32)
+    return pool.index_select(0, rows).to(_F32)
+
+
+def put_rows(target: Any, rows: Any, values: Any) -> Any:
+    """``target[rows] = values`` (float32 rows), rounded once to ``target``'s dtype as
+    the kernels that store it do (:func:`round_state`).
+
+    float8 (``float8_e4m3fn``/``float8_e5m2``): clamped to +-finfo.max before the
+    round-to-nearest-even cast, which is what flashinfer 0.7.x's native fp8 pool stores:
+    its CuTe-DSL kernels convert the float32 state with ``.to(state dtype)``
+    (``gdn_kernels/delta_rule_dsl/delta_rule_sm90.py`` ``kv_store``), i.e. PTX
+    ``cvt.rn.satfinite`` (H200: 448 / 57344 for larger values, never inf / NaN), where
+    torch's own cast gives inf (e5m2) and, depending on the build, NaN (e4m3fn); in range
+    both round to nearest even, so the clamped cast is the kernel's store bit for bit
+    (NaN aside).  torch has no ``index_copy_`` for
+    float8 (``NotImplementedError`` on CPU and CUDA), so the rounded rows are written
+    as their bytes (a ``uint8`` view): the same bits.
+    """
+    m = _FP8.get(target.dtype)
+    if m is None:
+        return target.index_copy_(0, rows, values.to(target.dtype))
+    rounded = values.clamp(-m, m).to(target.dtype)
+    target.view(_U8).index_copy_(0, rows, rounded.view(_U8))
+    return target
 
 
 class QkL2Norm(Emulation):
@@ -793,9 +841,9 @@ class EmptySequences(Emulation):
             if target is None:
                 target = torch.empty((n, h, d, d), dtype=torch.float32, device=q.device)
             if mode == "packed":
-                target.index_copy_(0, i_full, round_state(result[1], target.dtype))
+                put_rows(target, i_full, result[1])
         rows = i_empty if idx is None else idx.index_select(0, i_empty).to(torch.int64)
-        target.index_copy_(0, rows, _initial_rows(init, rows, target))
+        put_rows(target, rows, _initial_rows(init, rows, target))
         return out, target
 
     @staticmethod
@@ -809,10 +857,11 @@ class EmptySequences(Emulation):
 
 
 def _initial_rows(init: Any, rows: Any, like: Any) -> Any:
-    """Rows ``rows`` of the initial state in ``like``'s dtype, or zeros without one."""
+    """Rows ``rows`` of the initial state in float32 (exact), or zeros without one, for
+    :func:`put_rows` into ``like`` (which rounds them to its dtype)."""
     if init is None:
-        return like.new_zeros((rows.shape[0], *like.shape[1:]))
-    return round_state(init.index_select(0, rows).float(), like.dtype)
+        return like.new_zeros((rows.shape[0], *like.shape[1:]), dtype=_F32)
+    return take_rows(init, rows)
 
 
 SPEC = EntryPoint(
