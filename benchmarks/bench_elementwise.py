@@ -31,11 +31,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")
 
 import torch  # noqa: E402
 
-from fi_compat import activation, norm, rope, snapshots  # noqa: E402
+from fi_compat import _snapshot_io as snapshots  # noqa: E402
+from fi_compat import activation, norm, rope  # noqa: E402
 from fi_compat._adapters.activation import SPECS as ACT  # noqa: E402
 from fi_compat._adapters.norm import SPECS as NORM  # noqa: E402
 from fi_compat._adapters.rope import SPECS as ROPE  # noqa: E402

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
-from fi_compat import snapshots  # noqa: E402
+from fi_compat import _snapshot_io as snapshots  # noqa: E402
 from support.moe_helpers import ENTRIES, args, moe_facade, release_value  # noqa: E402
 from support.spy import default_value  # noqa: E402
 

@@ -38,6 +38,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
 # no GPU: a trivial stand-in runs on CPU tensors, which the device check lets through
 os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")
 

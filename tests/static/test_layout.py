@@ -8,7 +8,12 @@ import of its own parent package is not an edge (Python runs the package first a
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import ROOT
 
@@ -149,3 +154,16 @@ def test_tests_are_split_by_what_they_prove() -> None:
     # no test module outside the four folders, no support module inside a test folder
     assert not [p for p in tests.glob("*.py") if p.name != "conftest.py"]
     assert not list((tests / "support").glob("test_*.py"))
+
+
+@pytest.mark.parametrize("bench", sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")))
+def test_benchmark_imports(bench: str) -> None:
+    """Every benchmark imports (its own ``sys.path`` set-up) and parses its arguments."""
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / bench), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
