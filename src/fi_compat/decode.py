@@ -11,7 +11,9 @@ parameter (each method's docstring lists it); ``plan`` is keyword-only after
 ``rope_scale`` on 0.6.0+, fails loudly; ``fi_compat.written_for("0.5.3")`` binds it).
 ``run`` returns ``out``, or ``(out, lse)`` with ``return_lse=True`` (float32 base-2 LSE
 ``[tokens, heads]``) on every release.  ``begin_forward`` is ``plan``; ``end_forward``
-does nothing, on every release (0.7.0 removed it); ``forward`` is FlashInfer's own.
+does nothing, on every release (0.7.0 removed it); ``forward`` / ``forward_return_lse``
+are FlashInfer's own, their ``self.run(...)`` bound by the installed release's signature
+(the release view of :mod:`fi_compat._core.classes`; ``docs/wrappers.md``).
 """
 
 from __future__ import annotations

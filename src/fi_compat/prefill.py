@@ -12,13 +12,24 @@ or fails on the stable kind check (``o_data_type`` takes a dtype, a string or
 ``None``).  ``run`` returns ``out``, or ``(out, lse)`` with ``return_lse=True``: float32,
 base 2, ``[tokens, heads]`` by default; ``lse_base="ln"`` and ``lse_layout="HN"`` give
 0.7.4's forms on every release.  ``begin_forward`` is ``plan``; ``end_forward`` does
-nothing on every release; ``forward`` is FlashInfer's own.
+nothing on every release; ``forward`` / ``forward_return_lse`` are FlashInfer's own, their
+``self.run(...)`` / ``self.run_return_lse(...)`` bound by the installed release's
+signature (0.2.0.post1-0.2.8's positional ``k_scale, v_scale`` of the paged
+``forward_return_lse`` as 0.2.9 passes them; ``docs/wrappers.md``).
 """
 
 from __future__ import annotations
 
 from ._adapters import _attention
-from ._adapters.prefill import MODULE, PAGED, PAGED_METHODS, RAGGED, RAGGED_METHODS, SPECS
+from ._adapters.prefill import (
+    MODULE,
+    PAGED,
+    PAGED_METHODS,
+    PAGED_OWN_VARARGS,
+    RAGGED,
+    RAGGED_METHODS,
+    SPECS,
+)
 from ._adapters.trtllm_attention import PREFILL_SPECS as TRTLLM
 from ._core import lazy_facades
 from ._core.classes import lazy_classes
@@ -326,7 +337,12 @@ lazy_facades(globals(), [*SPECS.values(), *TRTLLM.values()])
 
 CLASSES = {
     PAGED: _attention.wrapper_class(
-        __name__, MODULE, PAGED, PAGED_METHODS, (_paged_init, _paged_plan, _paged_run)
+        __name__,
+        MODULE,
+        PAGED,
+        PAGED_METHODS,
+        (_paged_init, _paged_plan, _paged_run),
+        own_varargs=PAGED_OWN_VARARGS,
     ),
     RAGGED: _attention.wrapper_class(
         __name__, MODULE, RAGGED, RAGGED_METHODS, (_ragged_init, _ragged_plan, _ragged_run)

@@ -340,3 +340,34 @@ def test_fast_decode_plan_replans_like_plan() -> None:
     native = at_least(place(RELEASE), "0.4.0")
     _report("fast-decode-plan", err_out=e, path="native" if native else "full plan")
     assert e < 2e-2
+
+
+def test_inherited_forward_return_lse_applies_its_arguments() -> None:
+    """FlashInfer's own ``forward_return_lse`` / ``forward`` on the stable paged prefill
+    wrapper (SGLang's extend path): its ``causal`` / ``sm_scale`` / ``k_scale`` /
+    ``v_scale`` take effect as the release's ``run`` reads them (``sm_scale * k_scale``
+    the softmax scale, ``out * v_scale``), on every release: before 0.2.9 FlashInfer's
+    own call passed both scales into ``run``'s ``*args`` (dropped); the release view
+    binds them as 0.2.9 (#1254) does."""
+    qo_lens, kv_lens = [5, 16], [20, 40]
+    kv = Paged(kv_lens, 16, "NHD", seed=10)
+    q = torch.randn(sum(qo_lens), HQ, D, device=DEV).to(BF)
+    qo_indptr = torch.tensor([0, 5, 21], dtype=torch.int32, device=DEV)
+    w = prefill.BatchPrefillWithPagedKVCacheWrapper(_ws(), "NHD")
+    w.plan(
+        qo_indptr, kv.indptr, kv.indices, kv.last, HQ, HKV, D, 16,
+        causal=True, sm_scale=0.5, q_data_type=BF, kv_data_type=BF,
+    )  # fmt: skip
+    out, lse = w.forward_return_lse(
+        q, kv.cache, causal=True, sm_scale=SCALE / 2, k_scale=2.0, v_scale=0.5
+    )
+    out2 = w.forward(q, kv.cache, causal=True, sm_scale=SCALE / 2, k_scale=2.0, v_scale=0.5)
+    eo = el = e2 = 0.0
+    for r in range(2):
+        s, e = int(qo_indptr[r]), int(qo_indptr[r + 1])
+        ro, rl = _ref(q[s:e], kv.k[r], kv.v[r], True)
+        eo, el = max(eo, _err(out[s:e], ro * 0.5)), max(el, _err(lse[s:e], rl))
+        e2 = max(e2, _err(out2[s:e], ro * 0.5))
+    _report("inherited-forward-return-lse", err_out=eo, err_lse=el, err_forward=e2)
+    assert type(w) is prefill.BatchPrefillWithPagedKVCacheWrapper
+    assert eo < 2e-2 and el < LSE_TOL and e2 < 2e-2

@@ -17,8 +17,14 @@ signature; the policy below cites the release whose code needs it):
   kernels), so the stable ``run`` takes no ``*args``: extra positional arguments are a
   ``PositionalMismatchError``, never silently ignored.
 * ``end_forward`` did nothing since 0.2.0 and was removed in 0.7.0: a no-op here on every
-  release.  ``begin_forward`` is the stable ``plan``; ``forward`` stays FlashInfer's own
-  (it stores its arguments on ``self`` and calls ``self.run``, which is the stable one).
+  release.  ``begin_forward`` is the stable ``plan`` (FlashInfer's class-body alias
+  ``begin_forward = plan`` names the base's ``plan``; the subclass binds its own name);
+  ``run_return_lse`` is ``self.run(..., return_lse=True)``, the call FlashInfer's
+  ``functools.partialmethod(run, return_lse=True)`` makes.  ``forward`` /
+  ``forward_return_lse`` stay FlashInfer's own: they store their arguments on ``self``
+  and call ``self.run`` / ``self.run_return_lse`` in their release's convention, which
+  the release view (:mod:`fi_compat._core.classes`) binds by that release's signature
+  before the stable ``run`` runs (the audit of every release: ``docs/wrappers.md``).
 """
 
 from __future__ import annotations
@@ -374,10 +380,12 @@ def wrapper_class(
     tables: dict[str, EntryPoint],
     stubs: tuple[Any, Any, Any],
     legacy: bool = True,
+    own_varargs: dict[str, tuple[str, tuple[str, ...]]] | None = None,
 ) -> WrapperClass:
     """The ``WrapperClass`` of an attention wrapper: ``__init__`` / ``plan`` / ``run``
     from ``stubs`` and ``tables``, ``run_return_lse``, and with ``legacy`` the pre-0.7.0
-    names (``begin_forward`` = ``plan``, a no-op ``end_forward``)."""
+    names (``begin_forward`` = ``plan``, a no-op ``end_forward``); ``own_varargs``: see
+    :class:`~fi_compat._core.classes.WrapperClass`."""
     from .._core.classes import WrapperClass
 
     names = ("__init__", "plan", "run")
@@ -391,6 +399,7 @@ def wrapper_class(
         methods={m: (s, tables[m]) for m, s in zip(names, stubs, strict=True)},
         aliases={"begin_forward": "plan"} if legacy else {},
         extra=extra,
+        own_varargs=own_varargs,
     )
 
 

@@ -333,6 +333,20 @@ PAGED_METHODS = {
 }
 
 
+# FlashInfer's own ``forward_return_lse`` calls ``self.run_return_lse(q, paged_kv_cache,
+# k_scale, v_scale)`` before 0.2.9: positionally, into ``run``'s ``*args`` (0.2.0.post1-
+# 0.2.8 ``run(self, q, paged_kv_cache, *args, k_scale=None, v_scale=None, ...)``), which
+# go to a custom JIT module only: the built-in kernels drop both scales (0.2.5
+# prefill.py:1700 the call, 1656 ``*args`` to the JIT module, 1587 / 1670 the keyword
+# scales applied).  #1254 (0.2.9, "correctly pass k_scale and v_scale to
+# run() in forward_return_lse") passes them by keyword, as ``forward`` always did; the
+# release view binds them so on every release (the same result as 0.2.9+ and as
+# ``forward``).
+PAGED_OWN_VARARGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "run": ("0.2.9", ("k_scale", "v_scale"))
+}
+
+
 RAGGED_METHODS = {
     "__init__": _init(RAGGED, ["qo_indptr_buf", "kv_indptr_buf"], []),
     "plan": _method(

@@ -22,6 +22,19 @@ FlashInfer target is the base class's function, called as ``Base.plan(self, **kw
 Per-instance state an emulation needs from ``plan`` to ``run`` lives on ``self`` under
 ``_fi_compat_*`` names.
 
+FlashInfer's own methods that the subclass inherits unchanged (``forward``,
+``forward_return_lse``) call ``self.run(...)`` / ``self.run_return_lse(...)`` in their
+release's convention, positional arguments included.  The subclass wraps each inherited
+method whose code calls a name it overrides (read from the method's bytecode when the
+class is built) so that the method runs with the instance switched, for the duration of
+the call, to a *release view* of its class: the same class but for the overridden
+names, which there bind their arguments by the installed release's own signature (its
+snapshot, as ``fi_compat.written_for(installed)`` binds them) and then run the stable
+method by keyword, with its checks, normalisations and emulations.  Calls from user code
+are untouched and bind by the frozen signature; the stable ``plan`` / ``run`` carry no
+extra cost (the switch is ``__class__`` assignment inside the inherited method only).
+The audit of every release (which methods, which calls): ``docs/wrappers.md``.
+
 Building the method facades needs no FlashInfer import (``fi_compat.adapters()`` and
 ``info`` list them); only the class object does.  When FlashInfer cannot be imported
 (not installed, below the floor, an import failure) the name resolves to a stand-in
@@ -32,6 +45,8 @@ unconditionally and choose another backend at run time.
 from __future__ import annotations
 
 import _thread
+import functools
+import types
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +66,10 @@ class WrapperClass:
     docstring; ``inherits``: the row of the stable class of FlashInfer's base class, whose
     generated methods (the same functions and adapters), aliases and extras this class
     shares where FlashInfer's subclass inherits them unchanged (the snapshots record
-    ``"inherited_from"``)."""
+    ``"inherited_from"``); ``own_varargs``: {method: (release, names)}: before
+    ``release``, FlashInfer's own methods pass ``names`` positionally after the method's
+    named positional parameters (into its ``*args``), meaning those parameters (in the
+    release view, they bind to them)."""
 
     def __init__(
         self,
@@ -64,6 +82,7 @@ class WrapperClass:
         extra: Mapping[str, Any] | None = None,
         doc: str = "",
         inherits: WrapperClass | None = None,
+        own_varargs: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
     ) -> None:
         self.facade = facade
         self.name = name
@@ -72,6 +91,10 @@ class WrapperClass:
         self.inherits = inherits
         self.aliases: dict[str, str] = {**(inherits.aliases if inherits else {}), **(aliases or {})}
         self.extra: dict[str, Any] = {**(inherits.extra if inherits else {}), **(extra or {})}
+        self.own_varargs: dict[str, tuple[str, tuple[str, ...]]] = {
+            **(inherits.own_varargs if inherits else {}),
+            **(own_varargs or {}),
+        }
         self.doc = doc
         for stub, entry in self.methods.values():
             if entry.receiver is None or entry.module != module:
@@ -114,6 +137,11 @@ class WrapperClass:
             base = _import_class(self.module, self.name)
         except ImportError as exc:
             return self._stand_in(exc)
+        return self.subclass(base, fns)
+
+    def subclass(self, base: type, fns: Mapping[str, Any]) -> type:
+        """The stable subclass of ``base`` with the generated methods ``fns`` (built for
+        one release; tests pass stand-ins of FlashInfer's class)."""
         ns: dict[str, Any] = {
             "__module__": self.facade,
             "__qualname__": self.name,
@@ -125,7 +153,53 @@ class WrapperClass:
         }
         for old, new in self.aliases.items():
             ns[old] = fns[new] if new in fns else self.extra[new]
+        views: dict[type, type] = {}
+        native = functools.partial(self._native, fns)
+        inside = inherited_callers(base, {*fns, *self.extra, *self.aliases})
+        for name, fn in inside.items():
+            ns[name] = _in_release_view(fn, views, native)
+        ns["_fi_compat_inside"] = tuple(sorted(inside))  # the wrapped inherited methods
+        ns["_fi_compat_views"] = views
         return type(self.name, (base,), ns)
+
+    def _native(self, fns: Mapping[str, Any], cls: type) -> type:
+        """The release view of ``cls`` (the stable class or a subclass of it): each
+        generated method (but ``__init__``) and its aliases bound by the installed
+        release's signature, then the stable method; the rest is ``cls``'s."""
+        from ..registry import at_least
+        from .written import binder, binds_as_stable
+
+        ns: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        for method, fn in fns.items():
+            if method == "__init__":
+                continue
+            adapter = fn.adapter
+            pl = adapter.placement
+            release = pl.treated_as if pl is not None else None
+            if release is None or adapter.problem is not None:
+                ns[method] = fn  # nothing to bind by: the stable method raises the error
+                continue
+            varargs: tuple[str, ...] = ()
+            own = self.own_varargs.get(method)
+            if own is not None and not at_least(pl, own[0]):
+                varargs = own[1]
+            if binds_as_stable(fn, release, varargs):
+                ns[method] = fn  # the stable method itself (over a written_for class's)
+                continue
+            ns[method] = binder(
+                fn,
+                release,
+                varargs_as=varargs,
+                where=(
+                    f"{self.facade}.{self.name}.{method}, called by FlashInfer's own method "
+                    f"({adapter.release})"
+                ),
+                installed=True,
+            )
+        for old, new in self.aliases.items():
+            if new in ns:
+                ns[old] = ns[new]
+        return type(cls.__name__, (cls,), ns)
 
     def _stand_in(self, exc: ImportError) -> type:
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -142,6 +216,89 @@ class WrapperClass:
                 "__fi_compat_error__": exc,
             },
         )
+
+
+def inherited_callers(base: type, names: set[str]) -> dict[str, Any]:
+    """The plain functions ``base`` binds (its own or inherited, ``object`` aside) that
+    the subclass does not override (``names``) and whose code calls ``self.<name>`` for
+    one of ``names``: FlashInfer's own methods that reach the stable ones."""
+    out: dict[str, Any] = {}
+    seen: set[str] = set()
+    for klass in base.__mro__[:-1]:
+        for attr, fn in vars(klass).items():
+            if attr in seen:
+                continue
+            seen.add(attr)
+            if attr in names or not isinstance(fn, types.FunctionType):
+                continue
+            if self_attrs(fn) & names:
+                out[attr] = fn
+    return out
+
+
+# an instruction that leaves the local it names on the stack (3.10-3.14 spellings; the
+# superinstructions load two, the second on top)
+_LOADS = frozenset(
+    (
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_FAST_BORROW",
+        "LOAD_DEREF",
+        "LOAD_FAST_LOAD_FAST",
+        "LOAD_FAST_BORROW_LOAD_FAST_BORROW",
+    )
+)
+
+
+def self_attrs(fn: Any) -> set[str]:
+    """The attributes ``fn`` reads on its first parameter (``self.run``), from its
+    bytecode and its nested functions' (closures name ``self`` the same); decorated
+    functions are read through ``__wrapped__``.  Cold: when a class is built."""
+    import dis
+
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    code = getattr(fn, "__code__", None)
+    if code is None or not code.co_argcount:
+        return set()
+    me = code.co_varnames[0]
+    out: set[str] = set()
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        prev = None
+        for ins in dis.get_instructions(c):
+            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and prev is not None:
+                loaded = prev.argval[-1] if isinstance(prev.argval, tuple) else prev.argval
+                if prev.opname in _LOADS and loaded == me:
+                    out.add(ins.argval)
+            prev = ins
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
+
+
+def _in_release_view(
+    fn: Callable[..., Any], views: dict[type, type], native: Callable[[type], type]
+) -> Callable[..., Any]:
+    """``fn`` (an inherited FlashInfer method) run with ``self`` switched to the release
+    view of its class (built once per class) and switched back after, also on error."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        cls = self.__class__
+        view = views.get(cls)
+        if view is None:
+            view = views[cls] = native(cls)
+            views[view] = view  # a nested inherited call finds itself already inside
+        if view is cls:
+            return fn(self, *args, **kwargs)
+        self.__class__ = view
+        try:
+            return fn(self, *args, **kwargs)
+        finally:
+            self.__class__ = cls
+
+    functools.update_wrapper(method, fn)
+    return method
 
 
 def _import_class(module: str, name: str) -> type:

@@ -60,17 +60,19 @@ def _default_meaning(entry: EntryPoint, name: str, source: str, release: str) ->
     return stable._members_.get(member, NotImplemented)
 
 
-def binder(facade: Callable[..., Any], release: str) -> Callable[..., Any]:
-    """The function that calls ``facade`` with arguments written for ``release``."""
+def _binding(
+    facade: Callable[..., Any], release: str, varargs_as: tuple[str, ...], installed: bool
+) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+    """How release ``release`` binds a call of ``facade``: its positional parameters
+    (stable names; then ``varargs_as``), its names -> stable names, and the defaults it
+    gives omitted parameters where they mean something else than the stable ones
+    (``installed``: ``release`` is the installed one, so a parameter whose stable default
+    is ``OMIT``, left out of the call, takes that release's default anyway)."""
     from ..registry import KNOWN_RELEASES, place
     from . import facts
     from .table import OMIT, is_default
 
     entry: EntryPoint = facade.adapter.entry  # type: ignore[attr-defined]
-    cache: dict[str, Callable[..., Any]] = facade.__dict__.setdefault("_written_for", {})
-    hit = cache.get(release)
-    if hit is not None:
-        return hit
     if release not in KNOWN_RELEASES:
         raise errors.InvalidArgumentError(
             f"fi_compat.written_for({release!r}): not a flashinfer-python release fi_compat "
@@ -90,6 +92,7 @@ def binder(facade: Callable[..., Any], release: str) -> Callable[..., Any]:
     positional = [rename.get(q[0], q[0]) for q in sig if q[1] in ("po", "pk")]
     if receiver is not None and positional[:1] == [receiver]:
         positional = positional[1:]
+    positional += [n for n in varargs_as if n not in positional]
     defaults: dict[str, Any] = {}
     for q in sig:
         name = rename.get(q[0], q[0])
@@ -101,9 +104,55 @@ def binder(facade: Callable[..., Any], release: str) -> Callable[..., Any]:
             continue
         if name not in facade.adapter.present:  # type: ignore[attr-defined]
             continue  # a default, not a request: dropped where the release lacks it
+        if installed and p.default is OMIT:
+            continue
         defaults[name] = value
+    return positional, rename, defaults
+
+
+def binds_as_stable(
+    facade: Callable[..., Any], release: str, varargs_as: tuple[str, ...] = ()
+) -> bool:
+    """Whether the installed release ``release`` binds every call of ``facade`` as the
+    stable signature does: the same positional parameters, its own names stable, no
+    default of another meaning.  Then ``binder(..., installed=True)`` would only add
+    its cost."""
+    entry: EntryPoint = facade.adapter.entry  # type: ignore[attr-defined]
+    positional, rename, defaults = _binding(facade, release, varargs_as, True)
+    stable = [n for n in entry.order if not entry.params[n].keyword_only]
+    return not defaults and positional == stable and all(k == v for k, v in rename.items())
+
+
+def binder(
+    facade: Callable[..., Any],
+    release: str,
+    *,
+    varargs_as: tuple[str, ...] = (),
+    where: str | None = None,
+    installed: bool = False,
+) -> Callable[..., Any]:
+    """The function that calls ``facade`` with arguments written for ``release``.
+
+    ``varargs_as``: stable names that positional arguments after the release's named
+    ones bind to (where the release's ``*args`` would take them); ``where``: the name
+    its errors give the call (default ``fi_compat.written_for(release).<facade>``);
+    ``installed``: ``release`` is the installed release (FlashInfer's own calls)."""
+    entry: EntryPoint = facade.adapter.entry  # type: ignore[attr-defined]
+    cache: dict[object, Callable[..., Any]] = facade.__dict__.setdefault("_written_for", {})
+    key = (
+        release
+        if not varargs_as and where is None and not installed
+        else (release, varargs_as, where, installed)
+    )
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    positional, rename, defaults = _binding(facade, release, varargs_as, installed)
+    receiver = entry.receiver
     n_pos = len(positional)
-    where = f"fi_compat.written_for({release!r}).{entry.dotted.removeprefix('fi_compat.')}"
+    index = {n: i for i, n in enumerate(positional)}
+    if where is None:
+        where = f"fi_compat.written_for({release!r}).{entry.dotted.removeprefix('fi_compat.')}"
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if receiver is not None:  # a method: (self, *args)
@@ -113,19 +162,22 @@ def binder(facade: Callable[..., Any], release: str) -> Callable[..., Any]:
                 f"{where} takes at most {n_pos} positional arguments (flashinfer-python "
                 f"{release}'s {entry.qualname}), got {len(args)}"
             )
-        kw = dict(defaults)
-        kw.update(zip(positional, args, strict=False))
+        kw = dict(zip(positional, args))  # noqa: B905 (len(args) <= n_pos, checked)
+        given = len(args)
         for k, v in kwargs.items():
             n = rename.get(k, k)
-            if n in positional[: len(args)]:
+            if index.get(n, n_pos) < given:
                 raise TypeError(f"{where} got multiple values for argument {k!r}")
             kw[n] = v
+        for n, v in defaults.items():
+            if n not in kw:
+                kw[n] = v
         return facade(**kw) if receiver is None else facade(recv, **kw)
 
     call.__name__ = entry.name.rpartition(".")[2]
     call.__qualname__ = f"written_for({release!r}).{entry.name}"
     call.__doc__ = f"{entry.dotted}, arguments bound as flashinfer-python {release} binds them."
-    cache[release] = call
+    cache[key] = call
     return call
 
 
