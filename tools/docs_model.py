@@ -253,8 +253,9 @@ COLUMN_KEY = """\
 - **absent: dropped (hint)**: the release lacks a semantics-free hint; it is dropped,
   whatever its value.
 - **absent: dropped at default/neutral, else error**: dropped when left at its default
-  (\u2020: or at a neutral value such as `use_cp=False`, `backend="flashinfer"`); any
-  other value raises `UnsupportedParameterError` naming the first release that has it.
+  (\u2020: or at a [neutral value](neutral-values.md) such as `fixed_split_size=-1`,
+  `backend="fa2"`); any other value raises `UnsupportedParameterError` naming the first
+  release that has it.
 - **needs**: an optional package the FlashInfer module imports unguarded.
 
 Newer releases than the last row use its adapter (with a warning); pre-releases use the
@@ -350,6 +351,157 @@ def known_issues_page() -> str:
         touched = affected.get(i.id)
         parts.append("- facades: " + (", ".join(touched) if touched else "none") + "\n")
     return "\n".join(parts)
+
+
+def lacking(entry: EntryPoint, name: str) -> list[str]:
+    """The releases of ``entry``'s range whose adapter lacks parameter ``name``."""
+    lo = KNOWN_RELEASES.index(entry.since)
+    hi = len(KNOWN_RELEASES) if entry.until is None else KNOWN_RELEASES.index(entry.until)
+    return [r for r in KNOWN_RELEASES[lo:hi] if name in entry.select(_dist(r)).absent]
+
+
+def _runs(releases: list[str]) -> str:
+    """``["0.2.0.post1", ..., "0.2.8"]`` -> ``"0.2.0.post1–0.2.8"`` (contiguous runs)."""
+    runs: list[list[str]] = []
+    for r in releases:
+        i = KNOWN_RELEASES.index(r)
+        if runs and KNOWN_RELEASES.index(runs[-1][-1]) == i - 1:
+            runs[-1].append(r)
+        else:
+            runs.append([r])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}\u2013{run[-1]}" for run in runs)
+
+
+def neutral_rows() -> list[tuple[EntryPoint, str]]:
+    """Every ``(entry point, parameter)`` with neutral values, in registry order."""
+    import importlib
+
+    from fi_compat._facades import FACADES
+
+    for m in FACADES:  # binds the stubs (the stable defaults)
+        importlib.import_module(f"fi_compat.{m}")
+    return [(e, n) for e in entry_points() for n in e.order if e.params[n].neutral]
+
+
+# Values that look neutral but are not exactly (left refused), with the source that says
+# so: (entry point, parameter, value, why).  The neutral-values test checks each is still
+# refused on the first release that lacks the parameter.
+NOT_NEUTRAL: list[tuple[str, str, str, str]] = [
+    (
+        "fi_compat.decode.BatchDecodeWithPagedKVCacheWrapper.__init__",
+        "backend",
+        "'fa3'",
+        "0.6.0+ build the fa3 prefill module for it (0.6.0 decode.py:1051-1052, "
+        "prefill.py:310); before 0.2.9 every decode runs FA2-family kernels",
+    ),
+    (
+        "fi_compat.decode.trtllm_batch_decode_with_kv_cache",
+        "o_scale",
+        "None",
+        "not 1.0: the xqa path multiplies by it (0.5.3 decode.py:2441 `bmm2_scale * o_scale`)",
+    ),
+    (
+        "fi_compat.fused_moe.trtllm_bf16_moe",
+        "routed_scaling_factor",
+        "1.0",
+        "0.5.3's BF16 launcher never sets it: the runner's default 0.0 applies "
+        "(include/flashinfer/trtllm/fused_moe/runner.h:274), 0.6.0 reads None as 1.0",
+    ),
+    (
+        "fi_compat.sampling.top_p_renorm_probs",
+        "is_deterministic",
+        "True",
+        "0.6.7 brought a histogram algorithm with an integer-accumulation variant "
+        "(sampling.py:1645); the releases before run another algorithm",
+    ),
+    (
+        "fi_compat.quantization.fp4_quantize",
+        "batch_invariant",
+        "True",
+        "0.7.4 routes it to separate batch-invariant kernels, which may refuse the call "
+        "(quantization/fp4_quantization.py:1211-1221); likewise the other quantizers and "
+        "the GEMMs",
+    ),
+    (
+        "fi_compat.fused_moe.cutlass_fused_moe",
+        "use_fused_finalize",
+        "True",
+        "0.5.3-0.6.14 always fuse (moe_kernels.h `use_fused_finalize_ = true`), but "
+        "0.5.0-0.5.2 fuse on SM90 only (cutlass_fused_moe_kernels.cuh:4715)",
+    ),
+    (
+        "fi_compat.decode.trtllm_batch_decode_with_kv_cache_mla",
+        "return_lse_base",
+        "'base2'",
+        "None means base 2 on trtllm-gen / sparse but base e on monolithic cute-dsl "
+        "(0.7.1 mla/_core.py:3702-3708): no single value",
+    ),
+    (
+        "fi_compat.decode.trtllm_batch_decode_with_kv_cache_mla",
+        "kv_scale_format",
+        "'pow2_fp32'",
+        "equal to 'auto' for d_qk=576 only; refused for d_qk=512 "
+        "(0.6.14 mla/_sparse_mla_sm120.py:166)",
+    ),
+    (
+        "fi_compat.prefill.BatchPrefillWithPagedKVCacheWrapper.run",
+        "skip_softmax_threshold_scale_factor",
+        "0.0",
+        "any value selects the skip-softmax kernels (0.6.4: 'providing a value enables "
+        "skip-softmax sparsity')",
+    ),
+    (
+        "fi_compat.decode.BatchDecodeWithPagedKVCacheWrapper.plan",
+        "o_data_type",
+        "= q_data_type",
+        "neutral, but equal to another argument rather than a constant (0.6.0 decode.py:974-975 "
+        "`None -> q_data_type`); likewise prefill `head_dim_vo` = `head_dim_qk` (0.2.1 "
+        "prefill.py:1293-1294), `single_prefill_with_kv_cache(o_dtype=q.dtype)` (0.2.6 "
+        "prefill.py:943-944), MLA `output_dtype` (0.7.0 mla/_batch_mla/_wrapper.py:540), "
+        "`mxfp8_quantize(sf_swizzle_layout=...)` matching `is_sf_swizzled_layout` (0.6.7 "
+        "quantization/fp8_quantization.py:205-208); not expressed by this table",
+    ),
+]
+
+
+def neutral_values_page() -> str:
+    """``docs/neutral-values.md``: every parameter with values that mean what the releases
+    lacking it always do, and the values that look so but are not."""
+    parts = [
+        "# Neutral values\n",
+        GENERATED + "\n",
+        "A stable parameter that the installed release lacks is dropped when it is left at "
+        "its default, and refused otherwise with `UnsupportedParameterError` naming the "
+        "first release that has it ([bad input](bad-input.md)).  Some values besides the "
+        "default mean exactly what the releases without the parameter always do: a "
+        "default that a newer release normalises to that value, or the only kernel family "
+        "the older releases have.  These *neutral values* are dropped too, on every release "
+        "that lacks the parameter, so code written for a newer release (vLLM's "
+        '`plan(fixed_split_size=-1)`, SGLang\'s `backend="fa2"`) runs unchanged on an '
+        "older one.  Each row is a `Param(neutral=..., neutral_ref=...)` of the adapter "
+        "tables (`src/fi_compat/_adapters/`), checked on every release it names by "
+        "`tests/static/test_neutral_values.py`.\n",
+        "| entry point | parameter | default | neutral values | releases lacking it | evidence |",
+        "|---|---|---|---|---|---|",
+    ]
+    for e, n in neutral_rows():
+        p = e.params[n]
+        link = f"[`{e.facade}.{e.name}`]({page_name(e.facade)}#{anchor(e.name)})"
+        default = "(left out)" if repr(p.default) == "OMIT" else f"`{p.default!r}`"
+        values = ", ".join(f"`{v!r}`" for v in p.neutral)
+        parts.append(
+            f"| {link} | `{n}` | {default} | {values} | {_runs(lacking(e, n))} | {p.neutral_ref} |"
+        )
+    parts += [
+        "\n## Considered and left refused\n",
+        "Values that look neutral but are not exactly, on some release that lacks the "
+        "parameter (the test checks each is still refused):\n",
+        "| entry point | parameter | value | why not |",
+        "|---|---|---|---|",
+    ]
+    for dotted, n, value, why in NOT_NEUTRAL:
+        parts.append(f"| `{dotted}` | `{n}` | `{value}` | {why} |")
+    return "\n".join(parts) + "\n"
 
 
 def attention_backends_page() -> str:

@@ -6,7 +6,8 @@ python tools/render_docs.py --check  # exit 1 if any is stale (a unit test does 
 
 Outputs: README.md's generated sections (between ``<!-- NAME:start -->`` and
 ``<!-- NAME:end -->`` markers), ``docs/<facade>.md`` per facade module,
-``docs/known-issues.md`` and ``docs/coverage.svg``.  A generated page under docs/ that no
+``docs/known-issues.md``, ``docs/attention-backends.md``, ``docs/neutral-values.md`` and
+``docs/coverage.svg``.  A generated page under docs/ that no
 facade produces any more is stale too (and removed on a rewrite).
 """
 
@@ -124,6 +125,7 @@ def targets() -> dict[Path, str]:
         out[DOCS / support.page_name(facade)] = support.page(facade)
     out[DOCS / "known-issues.md"] = support.known_issues_page()
     out[DOCS / "attention-backends.md"] = support.attention_backends_page()
+    out[DOCS / "neutral-values.md"] = support.neutral_values_page()
     out[DOCS / "coverage.svg"] = coverage_svg()
     return out
 

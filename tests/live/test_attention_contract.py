@@ -160,3 +160,54 @@ def test_the_removed_mla_decode_wrapper_by_release() -> None:
     assert not hasattr(_module("decode"), "BatchDecodeMlaWithPagedKVCacheWrapper")
     with pytest.raises(errors.UnsupportedFlashInferVersionError, match="removed in"):
         cls(None)
+
+
+NEUTRAL = [
+    (key, name)
+    for key, (entry, _stub) in ENTRIES.items()
+    for name in entry.order
+    if entry.params[name].neutral
+]
+
+
+@in_process
+@pytest.mark.parametrize(("key", "name"), NEUTRAL)
+def test_neutral_values_bind_against_the_installed_signature(key: str, name: str) -> None:
+    """A neutral value (``docs/neutral-values.md``) reaches the installed method as
+    nothing where the release lacks the parameter (vLLM's ``plan(fixed_split_size=-1)``
+    on 0.3.1), as itself where it has it (0.6.7), and binds there by keyword."""
+    from fi_compat.detection import Distribution
+
+    assert CELL is not None
+    if CELL not in releases(key):
+        pytest.skip(f"{key} is not in flashinfer-python {CELL}")
+    entry, _ = ENTRIES[key]
+    adapter = entry.select(Distribution("flashinfer-python", CELL, "<test>", ""))
+    sig = inspect.signature(_real(key))
+    recv = (Receiver(),) if entry.receiver else ()
+    for value in entry.params[name].neutral:
+        f, spy = facade(key, CELL, sig)
+        f(*recv, **{**args(key), name: value})
+        sent = spy.raw_kwargs[-1]
+        if name in adapter.absent:
+            assert name not in sig.parameters and name not in sent, (name, value)
+        else:
+            assert same(sent[adapter.spelling[name]], value), (name, value)
+
+
+@in_process
+def test_neutral_engine_calls_bind_on_the_installed_release() -> None:
+    """vLLM's ``plan(..., fixed_split_size=-1, disable_split_kv=False)`` and SGLang's
+    ``BatchDecodeWithPagedKVCacheWrapper(ws, "NHD", backend="fa2", use_tensor_cores=True)``
+    reach the installed methods and bind, on every release (refused before 0.4.0 /
+    0.6.0 until these values were neutral)."""
+    assert CELL is not None
+    dec = "BatchDecodeWithPagedKVCacheWrapper"
+    f, spy = facade(f"{dec}.plan", CELL, inspect.signature(_real(f"{dec}.plan")))
+    f(Receiver(), **args(f"{dec}.plan"), fixed_split_size=-1, disable_split_kv=False)
+    assert spy.raw_kwargs[-1].get("fixed_split_size", -1) == -1
+    f, spy = facade(f"{dec}.__init__", CELL, inspect.signature(_real(f"{dec}.__init__")))
+    ws = args(f"{dec}.__init__")["float_workspace_buffer"]
+    f(Receiver(), ws, "NHD", backend="fa2", use_tensor_cores=True)
+    assert spy.raw_kwargs[-1].get("backend", "fa2") == "fa2"
+    assert spy.raw_kwargs[-1]["use_tensor_cores"] is True

@@ -78,6 +78,24 @@ def fp16_qk_reduction() -> Param:
     )
 
 
+def sm107_variant(name: str, note: str) -> Param:
+    """``use_fp16_softmax`` / ``uses_spcompress`` (0.6.18): select SM107 trtllm-gen cubin
+    variants.  ``False`` is what ``None`` becomes everywhere they exist (the Python check
+    tests truthiness, the launcher reads ``value_or(false)``), the only kernels of the
+    releases before: dropped there."""
+    return Param(
+        name,
+        neutral=(False,),
+        neutral_ref=(
+            "0.6.18 utils.py:297-301 (check_trtllm_gen_sm107_only_feature: off unless "
+            "truthy); 0.6.18 data/csrc/trtllm_fmha_kernel_launcher.cu:492, 653-654, 889-890 "
+            "and 0.7.4 :682, 849-850, 1118-1119 (None -> value_or(false))"
+        ),
+        note=note,
+        ref="0.6.18",
+    )
+
+
 # ln 2: the kernels' ``math::loge2`` (float32) and ``flashinfer/utils.py`` ``ln2``; a
 # base-2 LSE times this in float32 is the natural-log LSE FlashInfer itself returns
 LN2 = 0.6931471805599453094

@@ -4,13 +4,15 @@
 Read from the released sources (every signature: ``_snapshots/decode.*.json``; the
 shared return / LSE conventions: :mod:`._attention`):
 
-* ``__init__``: ``jit_args`` 0.2.0.post2, ``backend`` 0.2.9 (values: ``trtllm-gen`` 0.2.9,
-  ``fa2`` and ``fa3`` 0.6.0 (0.2.9-0.5.x
-  take ``fa3`` and run fa2), ``cute-dsl`` 0.6.13, ``cudnn`` 0.7.4; before 0.2.9 every
-  decode runs FlashInfer's own FA2-family kernels), ``jit_kwargs`` 0.7.4.
+* ``__init__``: ``jit_args`` 0.2.0.post2, ``backend`` 0.2.9 (values: ``auto`` / ``fa2`` /
+  ``trtllm-gen`` 0.2.9, ``fa3`` 0.6.0 (0.2.9-0.5.x take ``fa3`` and run fa2),
+  ``cute-dsl`` 0.6.13, ``cudnn`` 0.7.4; before 0.2.9 every decode runs FlashInfer's own
+  FA2-family kernels, so ``backend="fa2"`` is dropped there), ``jit_kwargs`` 0.7.4.
 * ``plan``: ``non_blocking``'s default flipped to ``True`` in 0.2.4 (always forwarded);
   ``block_tables`` / ``seq_lens`` 0.2.9; ``fixed_split_size`` / ``disable_split_kv``
-  0.4.0; ``o_data_type`` 0.6.0, inserted mid-list (positional calls written for 0.5.x
+  0.4.0 (``fixed_split_size=-1``, what 0.4.0+ make of ``None``, is dropped before 0.4.0,
+  refused for a CUDA-core wrapper as 0.4.0+ refuse it: :class:`SplitNeedsTensorCores`);
+  ``o_data_type`` 0.6.0, inserted mid-list (positional calls written for 0.5.x
   shift from ``data_type`` on: the stable ``plan`` is keyword-only after ``page_size``,
   as FlashInfer's own from 0.6.15, whose forwarder maps deprecated positional extras in
   0.6.0's order); ``q_len_per_req`` 0.6.13 (``> 1`` needs 0.7.0:
@@ -37,7 +39,9 @@ shared return / LSE conventions: :mod:`._attention`):
 
 from __future__ import annotations
 
-from .._core import EntryPoint, Param
+from .._core import EntryPoint, Normalizer, Param
+from ..errors import InvalidArgumentError
+from ..registry import at_least
 from . import _elementwise as ew
 from ._attention import (
     CallerBuffers,
@@ -56,6 +60,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from .._core import Adapter
+    from ..registry import Placement
+
 MODULE = "flashinfer.decode"
 CLASS = "BatchDecodeWithPagedKVCacheWrapper"
 FACADE = "fi_compat.decode"
@@ -66,7 +73,9 @@ def _method(name: str, params: list[Param], **kw: Any) -> EntryPoint:
 
 
 _BACKENDS: dict[object, str] = {
-    "fa2": "0.6.0",
+    # "fa2" from 0.2.9, the parameter's first release: 0.2.9-0.5.x list it ("auto/fa2 or
+    # trtllm-gen", 0.2.9 decode.py:695) and test the name against "trtllm-gen" only
+    # (0.2.9 decode.py:734, 763, 954, 1204), so it runs fa2 as 0.6.0+ do
     "fa3": "0.6.0",  # 0.2.9-0.5.x accept it and run fa2 (0.5.3 decode.py:1031)
     "cute-dsl": "0.6.13",
     "cudnn": "0.7.4",
@@ -78,13 +87,59 @@ INIT = _method(
         Param(
             "backend",
             value_since=_BACKENDS,
+            # before 0.2.9 a decode runs FlashInfer's FA2-family kernels only: the
+            # tensor-core path builds the fa2 prefill module, the other the CUDA-core
+            # decode kernel; 0.6.0+ run the same for "fa2" (only "auto" is resolved)
+            neutral=("fa2",),
+            neutral_ref=(
+                "0.2.8 decode.py:926-932 (tensor cores: get_batch_prefill_module('fa2')), "
+                ":966 (else get_batch_decode_module); 0.6.0 decode.py:1041-1053 (only "
+                "'auto' goes to determine_attention_backend; 'fa2' builds the fa2 module)"
+            ),
             note="kernel family; before 0.2.9 FlashInfer's FA2-family kernels",
-            ref="0.2.9 backend (trtllm-gen); 0.6.0 fa2/fa3; 0.6.13 cute-dsl; 0.7.4 cudnn",
+            ref="0.2.9 backend (trtllm-gen, fa2); 0.6.0 fa3; 0.6.13 cute-dsl; 0.7.4 cudnn",
         ),
         Param("jit_args", note="custom JIT module arguments", ref="0.2.0.post2"),
         Param("jit_kwargs", note="custom JIT module keyword arguments", ref="0.7.4"),
     ],
 )
+
+
+class SplitNeedsTensorCores(Normalizer):
+    """``plan(fixed_split_size=...)`` on a wrapper without tensor cores: 0.4.0-0.7.4
+    raise ``ValueError("fixed_split_size is only supported by tensor core decode")``
+    for any value but ``None`` (0.4.0 decode.py:966, 0.7.4 decode.py:2508), ``-1``
+    included.  Before 0.4.0 the table drops ``-1`` (its neutral value), so the same
+    refusal is made here, before the plan, where the release lacks the parameter."""
+
+    args = ("self", "fixed_split_size")
+    out = ()
+    only_if_given = ("fixed_split_size",)
+    boundaries = ("0.4.0",)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.4.0"):
+            return None  # the release checks it itself, before any launch
+        where = adapter.entry.dotted
+
+        def check(receiver: Any, fixed_split_size: Any) -> tuple[Any, ...]:
+            if getattr(receiver, "_use_tensor_cores", None) is False:
+                raise InvalidArgumentError(
+                    f"{where}(fixed_split_size={fixed_split_size!r}): fixed_split_size is "
+                    f"only supported by tensor-core decode (FlashInfer 0.4.0+ refuse it "
+                    f"for this wrapper). Fix: leave fixed_split_size=None, or create the "
+                    f"wrapper with use_tensor_cores=True"
+                )
+            return ()
+
+        return check
+
+    def describe(self, p: Placement) -> str | None:
+        if at_least(p, "0.4.0"):
+            return None
+        return "`fixed_split_size=-1` refused without tensor cores (as 0.4.0+ refuse it)"
+
 
 PLAN = _method(
     "plan",
@@ -102,18 +157,33 @@ PLAN = _method(
         ),
         Param("block_tables", note="trtllm-gen block tables", ref="0.2.9"),
         Param("seq_lens", note="trtllm-gen sequence lengths", ref="0.2.9"),
-        Param("fixed_split_size", note="fixed split-KV chunk size", ref="0.4.0"),
+        Param(
+            "fixed_split_size",
+            # 0.4.0+ turn None into -1 ("no fixed split"): the scheduler then searches
+            # the chunk size as every earlier release does
+            neutral=(-1,),
+            neutral_ref=(
+                "0.4.0 decode.py:970-971 (None -> -1); 0.4.0 include/flashinfer/"
+                "attention/scheduler.cuh:568-575 (-1: PrefillBinarySearchKVChunkSize, "
+                "0.3.1's only path); refused without tensor cores as 0.4.0 decode.py:966 does"
+            ),
+            note="fixed split-KV chunk size",
+            ref="0.4.0",
+        ),
         Param("disable_split_kv", note="no split-KV scheduling", ref="0.4.0"),
         Param("q_len_per_req", note="query tokens per request", ref="0.6.13; causal 0.7.0"),
         Param(
             "is_causal",
+            # None means q_len_per_req > 1 and an explicit value must agree (0.7.0); a
+            # release without it decodes one query row (q_len_per_req > 1 is refused)
             neutral=(False,),
+            neutral_ref="0.7.0 decode.py:1550-1552 (None -> q_len_per_req > 1; else must equal)",
             note="causal mask for multi-token decode",
             ref="0.7.0 (None = q_len_per_req > 1)",
         ),
         Param("use_token_head_sf", note="per-token-head KV scale factors", ref="0.7.4"),
     ],
-    normalizers=(MultiTokenDecode(),),
+    normalizers=(MultiTokenDecode(), SplitNeedsTensorCores()),
 )
 
 
@@ -139,7 +209,13 @@ RUN = _method(
         Param("enable_pdl", hint=True, note="programmatic dependent launch", ref="0.2.7"),
         Param("window_left", note="per-run sliding window", ref="0.2.9"),
         Param("sinks", note="attention sinks", ref="0.2.10"),
-        Param("q_len_per_req", neutral=(1, None), ref="0.3.0; default None from 0.6.13"),
+        Param(
+            "q_len_per_req",
+            neutral=(1, None),
+            neutral_ref="0.3.0 decode.py:1149, 1250 (default 1: one query row per request, "
+            "read by trtllm-gen only); 0.6.13 decode.py:1478-1497 (None: q's rows per request)",
+            ref="0.3.0; default None from 0.6.13",
+        ),
         Param(
             "skip_softmax_threshold_scale_factor",
             note="skip-softmax sparsity threshold",
@@ -293,7 +369,7 @@ MLA_METHODS = {
     "__init__": _mla_method(
         "__init__",
         [
-            Param("use_tensor_cores", neutral=(False,), ref="0.2.1.post2 (inserted at slot 2)"),
+            Param("use_tensor_cores", ref="0.2.1.post2 (inserted at slot 2)"),
         ],
     ),
     "plan": _mla_method(

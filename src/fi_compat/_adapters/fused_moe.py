@@ -17,8 +17,9 @@ Read from the released sources (``pip download flashinfer-python==V``,
 * Parameters inserted mid-list in later releases (``do_finalize`` 0.6.5,
   ``per_token_scale`` 0.6.11, ``num_fused_shared_experts`` 0.6.15/0.6.17/0.7.0,
   ``norm_topk_prob``/``routing_replay_out`` 0.6.8, ``valid_hidden_size`` 0.7.0, ...) are
-  dropped at their neutral value on older releases, and a typed error names the release
-  otherwise; the call is always by keyword.
+  dropped at their default on older releases (``num_fused_shared_experts`` also at ``0``,
+  what ``None`` means where it exists), and a typed error names the release otherwise;
+  the call is always by keyword.
 * ``do_finalize``, ``use_shuffled_weight`` and ``tune_max_num_tokens`` are forwarded
   explicitly wherever present (their defaults held within 0.5.0-0.7.4, but
   ``use_shuffled_weight``'s flipped before and the call should say what it means);
@@ -123,7 +124,6 @@ def _act(*, fp4: bool = False) -> Param:
 def _do_finalize() -> Param:
     return Param(
         "do_finalize",
-        neutral=(True,),
         explicit=True,
         note="unfinalised outputs (do_finalize=False)",
     )
@@ -142,8 +142,19 @@ def _tile() -> Param:
     )
 
 
+def _nfse() -> Param:
+    """``num_fused_shared_experts``: ``0`` is what ``None`` means where it exists, and no
+    shared expert is fused by the releases before."""
+    return Param(
+        "num_fused_shared_experts",
+        neutral=(0,),
+        neutral_ref="0.6.15 fused_moe/core.py:2207 (None -> 0); 0.6.15 data/csrc/"
+        "trtllm_fused_moe_kernel_launcher.cu:2365 (value_or(0))",
+    )
+
+
 def _norm_topk() -> Param:
-    return Param("norm_topk_prob", neutral=(True,), note="norm_topk_prob=False")
+    return Param("norm_topk_prob", note="norm_topk_prob=False")
 
 
 def _opt(name: str, note: str = "", hint: bool = False) -> Param:
@@ -237,7 +248,7 @@ def _fp4_params(routed: bool) -> list[Param]:
             _opt("gemm1_lora_delta", "LoRA delta of gemm1"),
             _opt("valid_hidden_size", "padded hidden size"),
             _opt("valid_intermediate_size", "padded intermediate size"),
-            Param("num_fused_shared_experts", neutral=(0,)),
+            _nfse(),
             _layout(),
             _ws(),
             Param("nvfp4_4over6", note="NVFP4 4-over-6 quantisation"),
@@ -247,7 +258,7 @@ def _fp4_params(routed: bool) -> list[Param]:
         tail = [
             _norm_topk(),
             _opt("routing_replay_out", "routing replay buffer"),
-            Param("num_fused_shared_experts", neutral=(0,)),
+            _nfse(),
             _opt("valid_hidden_size", "padded hidden size"),
             _opt("valid_intermediate_size", "padded intermediate size"),
             _layout(),
@@ -270,7 +281,6 @@ def _layout() -> Param:
     return Param(
         "hidden_states_scale_layout",
         enum="SfLayout",
-        neutral=(),
         note="scale layouts other than the release's fixed one",
     )
 
@@ -305,7 +315,7 @@ def _fp8_block_params(routed: bool) -> list[Param]:
         *head,
         _tune(),
         fp8q,
-        Param("num_fused_shared_experts", neutral=(0,)),
+        _nfse(),
         _act(),
         _norm_topk(),
         _opt("routing_replay_out", "routing replay buffer"),
@@ -402,7 +412,7 @@ def _cutlass_params() -> list[Param]:
         ),
         _tune(),
         Param("activation_type", enum="ActivationType"),
-        Param("swizzled_input_sf", neutral=(True,), note="linear input_sf layout"),
+        Param("swizzled_input_sf", note="linear input_sf layout"),
         Param(
             "use_fused_finalize",
             note="choosing the finalize path (0.6.15+; None = fused unless "
@@ -413,7 +423,7 @@ def _cutlass_params() -> list[Param]:
         _opt("clamped_relu2_limit", "ClampedRelu2 limit"),
         _opt("situ_beta", "SiTU beta"),
         _opt("situ_linear_beta", "SiTU linear beta"),
-        Param("backend", neutral=("cutlass",), note="backends other than 'cutlass'"),
+        Param("backend", note="backends other than 'cutlass'"),
         Param("nvfp4_4over6", note="NVFP4 4-over-6 quantisation"),
     ]
 

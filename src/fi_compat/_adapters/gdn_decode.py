@@ -325,9 +325,15 @@ _DSL = OptionalDependency(
     "flashinfer.gdn_decode imports its CuTe-DSL kernels unguarded in 0.6.2-0.6.6",
 )
 
+_GDN_BACKEND_REF = (
+    "0.7.0 gdn_decode.py:654, 1020 (backend != 'flashinfer' tries Cake GDN; 'flashinfer' "
+    "runs the FlashInfer kernels, the only ones before 0.7.0)"
+)
+
 _BACKEND = Param(
     "backend",
     neutral=("flashinfer",),
+    neutral_ref=_GDN_BACKEND_REF,
     value_since={"cake_gdn": "0.7.0", "rubin": "0.7.2.post1"},
     note="kernel family",
     ref="0.7.0 backend; 0.7.2.post1 rubin",
@@ -371,7 +377,13 @@ def _pretranspose() -> EntryPoint:
 
 def _decode() -> EntryPoint:
     name = "gated_delta_rule_decode"
-    v = Param("backend", neutral=("flashinfer",), value_since={"cake_gdn": "0.7.0"}, ref="0.7.0")
+    v = Param(
+        "backend",
+        neutral=("flashinfer",),
+        neutral_ref=_GDN_BACKEND_REF,
+        value_since={"cake_gdn": "0.7.0"},
+        ref="0.7.0",
+    )
     return EntryPoint(
         facade="fi_compat.gdn_decode",
         name=name,

@@ -890,6 +890,8 @@ SPEC = EntryPoint(
         Param(
             "use_cp",
             neutral=(False,),
+            neutral_ref="0.6.14 gdn_prefill.py:308 (CP only for use_cp=True or 'auto' "
+            "when the heuristic matches; False: the non-CP kernel, the only one before)",
             note="context-parallel kernels; False/'auto' mean no CP before 0.6.14",
             ref="0.6.14 added the CP kernels (gdn_prefill.py use_cp)",
         ),
@@ -903,6 +905,8 @@ SPEC = EntryPoint(
         Param(
             "backend",
             neutral=("flashinfer",),
+            neutral_ref="0.7.0 gdn_prefill.py:891 (backend != 'flashinfer' tries Cake GDN; "
+            "'flashinfer' runs the FlashInfer kernels, the only ones before 0.7.0)",
             value_since={
                 "auto": "0.7.0",
                 "flashinfer": "0.7.0",

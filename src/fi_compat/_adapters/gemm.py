@@ -164,7 +164,6 @@ def _bmm_fp8() -> EntryPoint:
             Param("B_scale"),
             Param(
                 "backend",
-                neutral=("cublas",),
                 value_since={"cutlass": "0.2.11", "auto": "0.2.12", "cute-dsl": "0.6.18"},
                 note="GEMM library",
                 ref="0.2.9 cublas/cudnn; 0.2.11 cutlass; 0.2.12 auto; 0.6.18 cute-dsl",

@@ -18,7 +18,8 @@ Read from the released sources (every signature: ``_snapshots/mla.*.json``):
   ``enable_pdl``, ``use_sinks``) appeared.  The flat CSR form (0.2.2-0.6.x's only
   form) keeps its meaning on 0.7.x ("legacy flat CSR": split query / KV layouts, LSE
   chosen at ``run``); before 0.7.0 the flat arguments are required
-  (:class:`FlatPlanRequired`).
+  (:class:`FlatPlanRequired`), so ``query_layout="split"`` / ``kv_cache_layout="split"``
+  (what 0.7.x make of ``None`` for the flat form) are dropped there.
 * ``run``: ``profiler_buffer`` 0.2.3; ``kv_len`` / ``page_table`` 0.2.6 (the cutlass
   backend's inputs); ``return_lse_base_on_e`` 0.5.3 (the kernels store the base-2 LSE
   and then ``*= math::loge2`` in float32, ``mla.cuh`` / ``mla_hopper.cuh``: emulated
@@ -176,8 +177,22 @@ PLAN = _method(
         Param("block_tables", note="dense metadata form", ref=_PLAN_070),
         Param("seq_lens", note="dense metadata form", ref=_PLAN_070),
         Param("max_q_len", note="dense metadata form", ref=_PLAN_070),
-        Param("query_layout", note="packed or split query", ref=_PLAN_070),
-        Param("kv_cache_layout", note="packed or split KV cache", ref=_PLAN_070),
+        *(
+            # the flat form (required before 0.7.0) plans split inputs when the layout is
+            # left out; 0.2.2-0.6.x take split inputs only
+            Param(
+                n,
+                neutral=("split",),
+                neutral_ref=f"0.7.0 mla/_batch_mla/_wrapper.py:{line} ({n} None -> 'split' "
+                "for the flat form; same in 0.7.4 :637-639)",
+                note=note,
+                ref=_PLAN_070,
+            )
+            for n, line, note in (
+                ("query_layout", "536-537", "packed or split query"),
+                ("kv_cache_layout", "538-539", "packed or split KV cache"),
+            )
+        ),
         Param("lse_mode", note="LSE fixed at plan time", ref=_PLAN_070),
         Param("output_dtype", note="output dtype other than q's", ref=_PLAN_070),
         Param("output_scale", note="per-tensor output scale", ref=_PLAN_070),

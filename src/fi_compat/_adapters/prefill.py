@@ -21,14 +21,16 @@ conventions: :mod:`._attention`):
   ``o_data_type`` takes a dtype, a string or ``None``, so that call fails with a typed
   error naming ``fi_compat.written_for``); the multi-item scoring pointers 0.2.6; the
   trtllm-gen lengths 0.2.9 / 0.2.11.post2 (paged) and 0.6.2 (ragged);
-  ``fixed_split_size`` / ``disable_split_kv`` 0.4.0; ``uniform_q_len`` 0.7.2.post1;
+  ``fixed_split_size`` / ``disable_split_kv`` 0.4.0 (``fixed_split_size=-1``, what 0.4.0+
+  make of ``None``, dropped before); ``uniform_q_len`` 0.7.2.post1;
   ragged ``qo_indptr_cpu`` / ``kv_indptr_cpu`` and ``use_token_head_sf`` 0.7.4.
 * ``run``: ``out`` / ``lse`` 0.2.1.post2; ``enable_pdl`` 0.2.7 (hint); paged ``q_scale``
   / ``k_scale`` / ``v_scale`` 0.2.9, ``window_left`` 0.2.9, ``sinks`` 0.2.10; ragged
   scales 0.6.0 (read by the cutlass backend and NVFP4 KV only); ``kv_cache_sf`` 0.6.10;
   ``lse_base`` / ``lse_layout`` 0.7.1 (emulated before: :class:`LseForm`, 0.7.4's own
   arithmetic); paged ``skip_softmax_threshold_scale_factor`` 0.6.4 and
-  ``use_fp16_softmax`` / ``uses_spcompress`` 0.6.18; paged ``kv_cache_sf`` 0.6.8.
+  ``use_fp16_softmax`` / ``uses_spcompress`` 0.6.18 (``False`` dropped before:
+  :func:`~._attention.sm107_variant`); paged ``kv_cache_sf`` 0.6.8.
 * ``single_prefill_with_kv_cache``: ``scale_q`` / ``scale_k`` / ``scale_v`` / ``o_dtype``
   inserted after ``v`` and ``backend`` / ``return_lse`` reordered in 0.2.6;
   ``kv_cache_sf`` / ``k_scale`` / ``v_scale`` 0.6.10.
@@ -47,6 +49,7 @@ from ._attention import (
     fp16_qk_reduction,
     method,
     prepare,
+    sm107_variant,
     validate_paged_run,
     validate_ragged_run,
     validate_single,
@@ -199,7 +202,19 @@ def _items() -> list[Param]:
 
 def _split() -> list[Param]:
     return [
-        Param("fixed_split_size", note="fixed split-KV chunk size", ref="0.4.0"),
+        Param(
+            "fixed_split_size",
+            # 0.4.0+ turn None into -1 ("no fixed split"): the scheduler then searches
+            # the chunk size as every earlier release does
+            neutral=(-1,),
+            neutral_ref=(
+                "0.4.0 prefill.py:1686-1687 (paged), 2625-2626 (ragged): None -> -1; 0.4.0 "
+                "include/flashinfer/attention/scheduler.cuh:568-575 (-1: "
+                "PrefillBinarySearchKVChunkSize, 0.3.1's only path)"
+            ),
+            note="fixed split-KV chunk size",
+            ref="0.4.0",
+        ),
         Param("disable_split_kv", note="no split-KV scheduling", ref="0.4.0"),
     ]
 
@@ -305,8 +320,8 @@ PAGED_METHODS = {
                 note="skip-softmax sparsity threshold",
                 ref="0.6.4",
             ),
-            Param("use_fp16_softmax", note="fp16 softmax accumulation", ref="0.6.18"),
-            Param("uses_spcompress", note="sparse-compressed KV", ref="0.6.18"),
+            sm107_variant("use_fp16_softmax", "fp16 softmax accumulation"),
+            sm107_variant("uses_spcompress", "sparse-compressed KV"),
         ],
         validate=validate_paged_run(f"{FACADE}.{PAGED}.run"),
         validate_args=("q", "paged_kv_cache"),

@@ -210,6 +210,13 @@ def _backend(cute: str, until_auto: str = "0.7.4") -> tuple[Param, BackendAuto]:
     p = Param(
         "backend",
         neutral=("cuda",),
+        # the releases' own default when the parameter arrives: the CUDA kernels, the
+        # only ones before
+        neutral_ref=(
+            "backend: str = 'cuda' in 0.6.8 quantization/fp4_quantization.py:660 "
+            "(fp4_quantize), 934 (nvfp4_quantize), and 0.6.7 fp4_quantization.py:892 "
+            "(mxfp4_quantize), fp8_quantization.py:167, 230 (mxfp8_quantize)"
+        ),
         value_since={"cute-dsl": cute},
         note="kernel family",
         ref=f"{cute} cuda/cute-dsl; 0.7.4 auto (= cuda)",

@@ -42,6 +42,7 @@ from .._core import EntryPoint, Normalizer, Param
 from ..errors import InvalidArgumentError, UnsupportedParameterError
 from ..registry import at_least
 from . import _elementwise as ew
+from ._attention import sm107_variant
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -205,11 +206,13 @@ DECODE = _entry(
         *_BMM,
         *_p("window_left", "out", "out_dtype", "o_sf_scale", "o_sf_vec_size"),
         Param("sinks", note="attention sinks", ref="0.2.10"),
-        Param("kv_layout", neutral=("HND",), note="NHD cache layout", ref="0.5.0"),
+        Param("kv_layout", note="NHD cache layout", ref="0.5.0"),
         Param("enable_pdl", hint=True, note="programmatic dependent launch", ref="0.2.11.post3"),
         Param(
             "backend",
             neutral=("trtllm-gen",),  # the only kernel before 0.5.0
+            neutral_ref="0.5.0 decode.py:2200 (backend='trtllm-gen': the trtllm-gen "
+            "kernels 0.2.9-0.4.1 always run)",
             value_since={"xqa": "0.5.0", "cake": "0.7.1"},
             ref="0.5.0 (auto: trtllm-gen on SM10x, else xqa); cake 0.7.1",
         ),
@@ -254,7 +257,7 @@ CONTEXT = _entry(
         Param("bmm2_scale", ref="a tensor from 0.5.3"),
         *_p("batch_size", "cum_seq_lens_q", "cum_seq_lens_kv", "window_left", "out"),
         *_p("out_dtype", "o_sf_scale", "o_sf_vec_size"),
-        Param("kv_layout", neutral=("HND",), note="NHD cache layout", ref="0.5.0"),
+        Param("kv_layout", note="NHD cache layout", ref="0.5.0"),
         Param("enable_pdl", hint=True, note="programmatic dependent launch", ref="0.2.11.post3"),
         Param("sinks", note="attention sinks", ref="0.2.10"),
         Param(
@@ -265,13 +268,14 @@ CONTEXT = _entry(
         ),
         Param("skip_softmax_threshold_scale_factor", note="skip-softmax", ref="0.6.4"),
         Param("uses_shared_paged_kv_idx", note="one page table for K and V", ref="0.6.7"),
-        Param("causal", neutral=(True,), note="non-causal context attention", ref="0.6.11"),
+        Param("causal", note="non-causal context attention", ref="0.6.11"),
         Param("lse", note="LSE buffer", ref="0.6.12"),
         Param("return_lse", note="also return the LSE", ref="0.6.12"),
-        *_p("multi_ctas_kv_counter_buffer", "use_fp16_softmax", "uses_spcompress"),
+        Param("multi_ctas_kv_counter_buffer"),
+        sm107_variant("use_fp16_softmax", "fp16 softmax accumulation"),
+        sm107_variant("uses_spcompress", "sparse-compressed KV"),
         Param(
-            "backend",
-            neutral=("trtllm-gen",),  # the only kernel before 0.7.1
+            "backend",  # the stable default, trtllm-gen, is the only kernel before 0.7.1
             value_since={"cake": "0.7.1"},
             ref="0.7.1",
         ),
@@ -303,17 +307,20 @@ MLA = _entry(
         Param(
             "backend",
             neutral=("trtllm-gen",),  # the only kernel before 0.5.3
+            neutral_ref="0.5.3 decode.py:2617 (backend='trtllm-gen': the trtllm-gen "
+            "kernels 0.2.9-0.5.2 always run)",
             value_since={"xqa": "0.5.3", "cute-dsl": "0.6.12", "sparse": "0.6.18", "cake": "0.7.1"},
             ref="0.5.3 (auto: trtllm-gen on SM10x, xqa on SM12x); cute-dsl 0.6.12",
         ),
-        Param("is_var_seq", neutral=(True,), ref="0.6.8"),
+        Param("is_var_seq", ref="0.6.8"),
         Param("uses_shared_paged_kv_idx", note="one page table for K and V", ref="0.6.7"),
         Param("lse", note="LSE buffer", ref="0.6.12"),
         Param("return_lse", note="also return the LSE", ref="0.6.12"),
         Param("cute_dsl_impl", ref="0.6.12"),
         *_p("kv_scale_format", "cum_seq_lens_q", "max_q_len", "multi_ctas_kv_counter_buffer"),
         *_p("sparse_mla_top_k_lens", "enable_dcp", "cp_world", "cp_rank"),
-        *_p("causal_seqlens_kv_global", "use_fp16_softmax"),
+        Param("causal_seqlens_kv_global"),
+        sm107_variant("use_fp16_softmax", "fp16 softmax accumulation"),
         Param("return_lse_base", note="LSE base", ref="0.7.1"),
     ],
     validate=_validate("fi_compat.decode.trtllm_batch_decode_with_kv_cache_mla", (3, 4)),

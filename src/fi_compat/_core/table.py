@@ -188,8 +188,12 @@ class Param:
     differently.  Which releases have it comes from the snapshots (``since``, ``until``
     and ``gaps`` are filled by :class:`EntryPoint`).
 
-    neutral:      values besides the default that mean "same as a release without it";
-                  dropped on releases that lack the parameter
+    neutral:      values besides the default that mean exactly what the releases
+                  without the parameter always do (a default the newer release
+                  normalises to that value, the only kernel family older releases
+                  have); dropped on releases that lack it, any other value refused
+    neutral_ref:  the release sources that show it (release, file and line or PR):
+                  required with ``neutral`` (``docs/neutral-values.md`` lists them)
     value_since:  {value: first release accepting that value} for values newer than
                   the parameter itself (e.g. a new ``backend`` name)
     hint:         a semantics-free hint: dropped on releases that lack it, whatever
@@ -220,6 +224,7 @@ class Param:
         "until",
         "gaps",
         "neutral",
+        "neutral_ref",
         "value_since",
         "hint",
         "emulation",
@@ -242,6 +247,7 @@ class Param:
         name: str,
         *,
         neutral: tuple[object, ...] = (),
+        neutral_ref: str = "",
         value_since: Mapping[object, str] | None = None,
         hint: bool = False,
         emulation: str | None = None,
@@ -260,6 +266,7 @@ class Param:
         self.until: str | None = None
         self.gaps: tuple[tuple[str, str], ...] = ()
         self.neutral = neutral
+        self.neutral_ref = neutral_ref
         self.value_since = dict(value_since or {})
         self.hint = hint
         self.emulation = emulation
