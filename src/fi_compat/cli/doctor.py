@@ -250,7 +250,7 @@ def _issue_applies_here(issue: Any, det: Detection) -> bool:
     if issue.feature == "jit-cache":  # kernels flashinfer-jit-cache ships
         return det.jit_cache is not None
     if issue.id == "cpu-torch-dsl-import-crash":  # the CuTe DSL beside a torch without CUDA
-        from .info import torch_build
+        from .._host import torch_build
 
         return bool(_dists("nvidia_cutlass_dsl")) and torch_build()["cuda"] is None
     return True

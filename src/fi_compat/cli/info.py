@@ -50,6 +50,7 @@ import json
 import os
 import sys
 
+from .._host import torch_build
 from .._version import __version__
 
 TYPE_CHECKING = False
@@ -65,33 +66,6 @@ if TYPE_CHECKING:
     EntryPoint = Any
 
 SCHEMA = 1
-
-
-def torch_build() -> dict[str, str | None]:
-    """torch's version and CUDA build from its files, without importing it."""
-    import ast
-    import importlib.util
-
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        return {"version": None, "cuda": None, "location": None}
-    loc = next(iter(spec.submodule_search_locations))
-    out: dict[str, str | None] = {"version": None, "cuda": None, "location": loc}
-    try:
-        with open(os.path.join(loc, "version.py"), encoding="utf-8") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, SyntaxError):
-        return out
-    for node in tree.body:
-        target = getattr(node, "target", None) or (getattr(node, "targets", None) or [None])[0]
-        name = getattr(target, "id", None)
-        if name in ("__version__", "cuda") and getattr(node, "value", None) is not None:
-            try:
-                value = ast.literal_eval(node.value)  # type: ignore[attr-defined]
-            except ValueError:
-                continue
-            out["version" if name == "__version__" else "cuda"] = value
-    return out
 
 
 def _module_available(name: str) -> bool:
