@@ -14,6 +14,9 @@ by side in one process, interleaved, batches of calls; p50 over batches.  Cases:
   normaliser) with conforming 2-D scales, and with the flat 1-D scale of 0.6.7-era code
   (a view per call);
 * ``fp8_block``: ``trtllm_fp8_block_scale_moe`` with native ``[H/128, T]`` scales;
+* ``fp4_routed``: ``trtllm_fp4_block_scale_routed_moe`` (precomputed routing, one
+  packed int32 ``topk_ids`` tensor);
+* ``fp8_block_routed``: ``trtllm_fp8_block_scale_routed_moe`` (0.6.3+; skipped before);
 * ``cutlass``: ``cutlass_fused_moe`` (41 parameters, one enum).
 
 Also: extra aten ops per call for conforming inputs (every op dispatched is counted),
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -31,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+# both arms run on CPU tensors: let them through the facades' CUDA-only device check
+os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -38,6 +44,7 @@ import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from fi_compat import _snapshot_io as snapshots  # noqa: E402
+from fi_compat.registry import at_least, place  # noqa: E402
 from support.moe_helpers import ENTRIES, args, moe_facade, release_value  # noqa: E402
 from support.spy import default_value  # noqa: E402
 
@@ -79,6 +86,8 @@ CASES = {
     "fp4": ("trtllm_fp4_block_scale_moe", {}),
     "fp4_flat_scale": ("trtllm_fp4_block_scale_moe", {"flat": True}),
     "fp8_block": ("trtllm_fp8_block_scale_moe", {}),
+    "fp4_routed": ("trtllm_fp4_block_scale_routed_moe", {}),
+    "fp8_block_routed": ("trtllm_fp8_block_scale_routed_moe", {}),
     "cutlass": ("cutlass_fused_moe", {}),
 }
 
@@ -89,7 +98,7 @@ def call_kwargs(name: str, flat: bool = False) -> dict[str, Any]:
     kw = args(name)
     if name.startswith("trtllm"):
         kw["routing_method_type"] = RoutingMethodType.Renormalize
-    if name in ("trtllm_fp4_block_scale_moe", "cutlass_fused_moe"):
+    if name.startswith("trtllm_fp4") or name == "cutlass_fused_moe":
         kw["activation_type"] = ActivationType.Swiglu
     if flat:
         kw["hidden_states_scale"] = kw["hidden_states_scale"].reshape(-1)
@@ -174,7 +183,12 @@ def main() -> int:
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
     releases = a.release or ["0.5.0", "0.6.7", "0.7.4"]
-    rows = [side_by_side(c, r, a.batches, a.per) for r in releases for c in CASES]
+    rows = [
+        side_by_side(c, r, a.batches, a.per)
+        for r in releases
+        for c in CASES
+        if at_least(place(r), ENTRIES[CASES[c][0]].since)  # the release has it
+    ]
     res = {
         "torch": torch.__version__,
         "rows": rows,

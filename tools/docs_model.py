@@ -292,6 +292,9 @@ def page(facade: str) -> str:
     ]
     parts += [f"- [`{e.name}`](#{anchor(e.name)}): {_span(e)}" for e in entries]
     parts.append("")
+    notes = _page_notes(facade)
+    if notes:
+        parts += ["## Conventions\n", notes.strip() + "\n"]
     seen: dict[str, KnownIssue] = {}
     for e in entries:
         rs = rows(e)
@@ -322,6 +325,19 @@ def page(facade: str) -> str:
     parts.append("## Columns\n")
     parts.append(_column_key())
     return "\n".join(parts)
+
+
+def _page_notes(facade: str) -> str:
+    """``PAGE_NOTES`` of the facade's adapter module (markdown; what every release does
+    with a tensor's layout or an argument's meaning, which the tables cannot say)."""
+    import importlib
+
+    from fi_compat._facades import FACADES
+
+    row = FACADES.get(facade.rpartition(".")[2])
+    if row is None:
+        return ""
+    return str(getattr(importlib.import_module(row[1]), "PAGE_NOTES", ""))
 
 
 def _column_key() -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 from . import _issues
 from .registry import VersionRange, at_least, place
@@ -327,12 +328,76 @@ def _common(
     return ok, fix, found
 
 
+# the verdict of each network probe, by URL: asked once per process (a facade's device
+# check runs it on the first call, and a refused call asks again every time)
+_PROBED: dict[str, tuple[bool, str]] = {}
+_PROBE_LOCK = threading.Lock()
+# FlashInfer's default artifact repository (``jit/cubin_loader.py``, every release)
+CUBINS_REPOSITORY = (
+    "https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/"
+)
+
+
+def trtllm_artifact(group: str = "TRTLLM_GEN_BMM") -> str | None:
+    """The first file the installed release fetches for a TRTLLM-gen kernel group,
+    relative to ``FLASHINFER_CUBINS_REPOSITORY``: ``f"{ArtifactPath.<group>}/checksums.txt"``
+    (``TRTLLM_GEN_BMM``: the fused MoE, ``jit/fused_moe.py`` of every release 0.5.0-0.7.4;
+    ``TRTLLM_GEN_FMHA``: TRTLLM-gen attention, ``jit/attention/modules.py``), with
+    ``ArtifactPath`` read statically from the installed ``flashinfer/artifacts.py``
+    (nothing imported; once per file).  ``None``: no FlashInfer package here, or the
+    file does not define the group."""
+    from .detection import detect
+
+    pkg = detect().package_dir
+    if pkg is None:
+        return None
+    path = _artifact_paths(os.path.join(pkg, "artifacts.py")).get(group)
+    return None if path is None else f"{path}/checksums.txt"
+
+
+_ARTIFACT_PATHS: dict[str, dict[str, str]] = {}
+
+
+def _artifact_paths(filename: str) -> dict[str, str]:
+    """``ArtifactPath``'s string fields in ``filename`` (a dataclass of literals)."""
+    if filename not in _ARTIFACT_PATHS:
+        import ast
+
+        out: dict[str, str] = {}
+        try:
+            with open(filename, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            tree = None
+        for node in tree.body if tree is not None else ():
+            if isinstance(node, ast.ClassDef) and node.name == "ArtifactPath":
+                for stmt in node.body:
+                    if (
+                        isinstance(stmt, ast.AnnAssign)
+                        and isinstance(stmt.target, ast.Name)
+                        and isinstance(stmt.value, ast.Constant)
+                        and isinstance(stmt.value.value, str)
+                    ):
+                        out[stmt.target.id] = stmt.value.value
+        _ARTIFACT_PATHS[filename] = out
+    return _ARTIFACT_PATHS[filename]
+
+
 def cubins_reachable(
-    release: str | None = None, probe_network: bool = False, timeout: float = 3.0
+    release: str | None = None,
+    probe_network: bool = False,
+    timeout: float = 3.0,
+    *,
+    group: str = "TRTLLM_GEN_BMM",
 ) -> tuple[bool, str]:
     """Can TRTLLM-gen cubins be loaded?  A matching ``flashinfer-cubin`` is installed, or
-    ``FLASHINFER_CUBIN_DIR`` holds files, or (only when ``probe_network=True``, with a
-    timeout) the artifact repository answers."""
+    ``FLASHINFER_CUBIN_DIR`` holds files, or (only when ``probe_network=True``) the
+    artifact repository serves the file the installed release fetches first for
+    ``group`` (:func:`trtllm_artifact`; FlashInfer only ever fetches files under the
+    repository, whose root may refuse a listing).  The probe is one ``GET`` with
+    ``timeout``, asked once per process: its verdict answers every later query.  Not
+    probed: ``FLASHINFER_NO_DOWNLOAD`` set (0.6.7.post1+ raise instead of fetching), or
+    the file unknown (the release is not the installed one, or not installed)."""
     from .detection import detect
 
     det = detect()
@@ -343,22 +408,46 @@ def cubins_reachable(
     d = os.environ.get("FLASHINFER_CUBIN_DIR")
     if d and os.path.isdir(d) and any(os.scandir(d)):
         return True, f"FLASHINFER_CUBIN_DIR={d} is populated"
-    repo = os.environ.get(
-        "FLASHINFER_CUBINS_REPOSITORY",
-        "https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/",
-    )
+    repo = os.environ.get("FLASHINFER_CUBINS_REPOSITORY", CUBINS_REPOSITORY)
     if not probe_network:
         return False, (
             f"no matching flashinfer-cubin and no populated FLASHINFER_CUBIN_DIR; "
             f"{repo} not probed (pass probe_network=True)"
         )
+    if os.environ.get("FLASHINFER_NO_DOWNLOAD") and ver and at_least(place(ver), "0.6.7.post1"):
+        return False, (
+            "no local cubins and FLASHINFER_NO_DOWNLOAD is set (flashinfer-python "
+            f"{ver} raises instead of downloading them); not probed"
+        )
+    installed = fi is not None and (release is None or release == fi.version)
+    artifact = trtllm_artifact(group) if installed else None
+    if artifact is None:
+        return False, (
+            f"no local cubins, and which file flashinfer-python {ver} fetches from {repo} "
+            f"is unknown here (its flashinfer/artifacts.py is not installed); not probed"
+        )
+    from urllib.parse import urljoin
+
+    url = urljoin(repo if repo.endswith("/") else repo + "/", artifact)  # safe_urljoin
+    with _PROBE_LOCK:
+        verdict = _PROBED.get(url)
+        if verdict is None:
+            verdict = _PROBED[url] = _probe(url, timeout)
+    return verdict
+
+
+def _probe(url: str, timeout: float) -> tuple[bool, str]:
+    """One ``GET`` of ``url`` (the body is not read)."""
+    import urllib.error
     import urllib.request
 
     try:
-        with urllib.request.urlopen(repo, timeout=timeout):
-            return True, f"artifact repository {repo} reachable"
+        with urllib.request.urlopen(url, timeout=timeout):
+            return True, f"the artifact repository serves {url}"
+    except urllib.error.HTTPError as exc:
+        return False, f"the artifact repository answers HTTP {exc.code} for {url}"
     except Exception as exc:
-        return False, f"artifact repository {repo} unreachable ({type(exc).__name__})"
+        return False, f"the artifact repository is unreachable for {url} ({type(exc).__name__})"
 
 
 def _cubins(
@@ -368,9 +457,10 @@ def _cubins(
     release: str | None,
     probe_network: bool,
     timeout: float,
+    group: str,
 ) -> tuple[bool, str | None]:
     """The TRTLLM-gen queries' cubin check: appends the reason, fails without cubins."""
-    reach, why = cubins_reachable(release, probe_network, timeout)
+    reach, why = cubins_reachable(release, probe_network, timeout, group=group)
     reasons.append(why)
     if reach:
         return ok, fix
@@ -401,7 +491,7 @@ def supports_trtllm_attention(
         ok = False
         reasons.append("batch-invariant mode: TRTLLM-gen kernels are not batch invariant")
     if pl is not None:
-        ok, fix = _cubins(ok, fix, reasons, release, probe_network, timeout)
+        ok, fix = _cubins(ok, fix, reasons, release, probe_network, timeout, "TRTLLM_GEN_FMHA")
     return Support(feature, ok, reasons, fix, found)
 
 
@@ -509,7 +599,7 @@ def supports_trtllm_moe(
         ok = False
         reasons.append(why)
     if pl is not None:
-        ok, fix = _cubins(ok, fix, reasons, release, probe_network, timeout)
+        ok, fix = _cubins(ok, fix, reasons, release, probe_network, timeout, "TRTLLM_GEN_BMM")
     return Support(feature, ok, reasons, fix, found)
 
 

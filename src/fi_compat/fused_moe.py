@@ -84,11 +84,24 @@ DOCS = {
     "fp8_block_scales_doc": """hidden_states : Tensor
         ``float8_e4m3fn`` ``[num_tokens, hidden]``.
     hidden_states_scale : Tensor
-        DeepSeek FP8 (default): float32, native ``[hidden // 128, num_tokens]``;
-        token-major ``[num_tokens, hidden // 128]`` and flat 1-D (read token-major) are
-        transposed into it (a copy, unless the tensor is already a transposed view of
-        the native layout; a square tensor is taken as native).  ``MxFp8`` (0.6.4+):
-        ``uint8`` ``[num_tokens, hidden // 32]`` or flat, like the FP4 path.""",
+        DeepSeek FP8 (default): float32 ``[hidden // 128, num_tokens]``, the layout
+        every release reads (and what vLLM and SGLang pass: ``a_sf.t().contiguous()``).
+        The dimensions are taken by position, never guessed from the sizes: a
+        token-major ``[num_tokens, hidden // 128]`` or flat tensor is refused (pass
+        ``a_sf.t()``), and at ``num_tokens == hidden // 128`` a tensor means what it
+        means at any other size.  A strided tensor of that shape (``a_sf.t()``) is made
+        contiguous, since the kernels read its memory row by row (one copy; none for a
+        contiguous one).  ``MxFp8`` (0.6.4+): ``uint8`` ``[num_tokens, hidden // 32]``
+        or flat, like the FP4 path.""",
+    "output_doc": """output : Tensor, optional
+        The result buffer: bfloat16 ``[num_tokens, hidden]`` (``hidden`` unpacked),
+        contiguous, on ``hidden_states``' device, checked before the launch on every
+        release (flashinfer 0.6.14's rule).  ``[num_tokens, valid_hidden_size]`` when
+        ``valid_hidden_size`` is given; FP4 entry points also take a narrower buffer
+        from 0.6.0 (its columns are written).  Where the release lacks ``output``
+        (bf16 and fp8 entry points before 0.6.14) the finalised result is copied into
+        it; with ``do_finalize=False`` it is left alone (the intermediates are
+        returned, as 0.7.4 does).""",
     "tail_doc": """**kwargs
         Passed through to FlashInfer unchanged (options fi_compat does not know yet).
 
@@ -101,7 +114,8 @@ DOCS = {
     ------
     MissingArgumentError, InvalidArgumentError
         Before any launch, from metadata only: wrong ranks/shapes/devices of the routing
-        inputs and ``hidden_states``, scale tensors of a shape no release reads.
+        inputs and ``hidden_states``, scale tensors of a shape no release reads, an
+        ``output`` buffer of another shape, dtype or device, or not contiguous.
     UnsupportedParameterError
         A parameter or enum member the installed release lacks, left at a non-neutral
         value.
@@ -180,6 +194,7 @@ def trtllm_fp4_block_scale_moe(
     tile_tokens_dim : int, optional
         Forwarded to 0.5.x, which only logs it (the default ``None`` satisfies 0.5.x's
         required parameter without its deprecation warning); dropped from 0.6.0 on.
+    {output_doc}
     {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
@@ -240,6 +255,7 @@ def trtllm_fp4_block_scale_routed_moe(
     {topk_ids_doc}
     {fp4_scales_doc}
     {enums_doc}
+    {output_doc}
     {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
@@ -299,6 +315,7 @@ def trtllm_fp8_block_scale_moe(
     {enums_doc}
     use_shuffled_weight, do_finalize, tune_max_num_tokens
         Always forwarded, so the same call means the same on every release.
+    {output_doc}
     {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
@@ -347,6 +364,7 @@ def trtllm_fp8_block_scale_routed_moe(
     {topk_ids_doc}
     {fp8_block_scales_doc}
     {enums_doc}
+    {output_doc}
     {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
@@ -393,6 +411,7 @@ def trtllm_fp8_per_tensor_scale_moe(
     ----------
     {routing_logits_doc}
     {enums_doc}
+    {output_doc}
     {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
@@ -433,6 +452,7 @@ def trtllm_fp8_per_tensor_scale_routed_moe(
     ----------
     {topk_ids_doc}
     {enums_doc}
+    {output_doc}
     {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
@@ -478,6 +498,7 @@ def trtllm_bf16_moe(
     routed_scaling_factor : float, optional
         flashinfer>=0.6.0; earlier releases take no scaling factor (``None`` dropped,
         else ``UnsupportedParameterError``).
+    {output_doc}
     {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
@@ -519,6 +540,7 @@ def trtllm_bf16_routed_moe(
     ----------
     {topk_ids_doc}
     {enums_doc}
+    {output_doc}
     {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
@@ -562,6 +584,7 @@ def trtllm_mxint4_block_scale_moe(
     ----------
     {routing_logits_doc}
     {enums_doc}
+    {output_doc}
     {tail_doc}
     """
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade

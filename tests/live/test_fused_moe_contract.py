@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 from typing import Any
 
 import pytest
@@ -119,6 +120,32 @@ def test_helpers_run_for_real(real: dict[str, Any]) -> None:
         want = real[name](**a)
         assert got.dtype == want.dtype and got.shape == want.shape
         assert bool((got == want).all()), name
+
+
+def test_cubin_probe_asks_the_file_the_release_fetches(real: dict[str, Any]) -> None:
+    """The MoE device check probes ``<ArtifactPath.TRTLLM_GEN_BMM>/checksums.txt``, read
+    statically from the installed artifacts.py: the same string the release's own
+    module holds, and the file its ``jit/fused_moe.py`` fetches before anything else."""
+    from pathlib import Path
+
+    import flashinfer.jit.fused_moe as jit_moe
+    from flashinfer.artifacts import ArtifactPath
+
+    from fi_compat import device
+
+    bmm = ArtifactPath.TRTLLM_GEN_BMM
+    assert device.trtllm_artifact("TRTLLM_GEN_BMM") == f"{bmm}/checksums.txt"
+    assert device.trtllm_artifact("TRTLLM_GEN_FMHA") == (
+        f"{ArtifactPath.TRTLLM_GEN_FMHA}/checksums.txt"
+    )
+    src = Path(jit_moe.__file__).read_text()
+    path = r'checksum_path = f"\{(ArtifactPath\.TRTLLM_GEN_BMM|bmm_path)\}/checksums\.txt"'
+    m = re.search(path, src)
+    assert m is not None, "the release builds another checksums path"
+    if m.group(1) == "bmm_path":  # 0.6.18+
+        assert "bmm_path = ArtifactPath.TRTLLM_GEN_BMM" in src
+    first = re.search(r"= get_(?:cubin|artifact)\(\s*([^,\s]+)", src)
+    assert first is not None and first.group(1) == "checksum_path"
 
 
 def test_import_failure_is_explained() -> None:

@@ -396,8 +396,8 @@ def test_unknown_keyword_is_refused_with_the_closest_name(facade: str) -> None:
 
 def _device_cases() -> list[tuple[str, str, str]]:
     return [("gdn", r, "q") for r in ("0.6.0", "0.7.4")] + [
-        (FP4, "0.7.4", "routing_logits"),
-        ("trtllm_bf16_routed_moe", "0.6.18", "topk_ids"),
+        (FP4, "0.7.4", "hidden_states"),  # the TRTLLM-gen contracts' first tensor
+        ("trtllm_bf16_routed_moe", "0.6.18", "hidden_states"),
         ("cutlass_fused_moe", "0.7.4", "input"),
     ]
 
@@ -575,7 +575,7 @@ def test_moe_tensor_outside_the_metadata_checks(name: str, param: str, bad: Any)
     ("name", "param", "bad", "fragment"),
     [
         (FP4, "routing_logits", torch.zeros(1, T, E), "routing_logits must have shape"),
-        (FP4, "hidden_states", torch.zeros(1, T, 128, dtype=torch.uint8), "2-D tensor"),
+        (FP4, "hidden_states", torch.zeros(1, T, 128, dtype=torch.uint8), "must be 2-D"),
         (FP4_ROUTED, "topk_ids", torch.zeros((), dtype=torch.int32), "topk_ids must have shape"),
         ("cutlass_fused_moe", "input", torch.zeros(T), "input must be a 2-D tensor"),
     ],

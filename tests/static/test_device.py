@@ -144,7 +144,9 @@ def test_trtllm_attention_batch_invariant_and_cubins(
     s = supports_trtllm_attention(
         capability=(10, 0), release="0.6.18", probe_network=True, timeout=0.1
     )
-    assert not s and len(calls) == 1 and any("unreachable" in r for r in s.reasons)
+    # which file 0.6.18 fetches is read from its installed artifacts.py: not installed
+    # here, so nothing is asked (never the repository root; test_moe_cubin_probe.py)
+    assert not s and calls == [] and any("not probed" in r for r in s.reasons)
     monkeypatch.setenv("FLASHINFER_CUBIN_DIR", cubin_dir(tmp_path))
     assert supports_trtllm_attention(capability=(10, 0), release="0.6.18")
     s = supports_trtllm_attention(capability=(10, 0), release="0.6.18", batch_invariant=True)

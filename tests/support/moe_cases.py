@@ -268,28 +268,53 @@ def case_fp4_scale_layouts(release: str, make: Make) -> None:
             assert spy.raw_kwargs[-1].get("hidden_states_scale_layout") is None
 
 
+def _tokens(name: str, t: int) -> dict[str, Any]:
+    """``args(name)`` cut to the first ``t`` tokens (routing inputs and hidden states)."""
+    a = args(name)
+    for n in ("routing_logits", "topk_ids", "hidden_states"):
+        if n in a:
+            a[n] = a[n][:t]
+    return a
+
+
 def case_fp8_block_scale_layouts(release: str, make: Make) -> None:
+    """DeepSeek FP8 block scales mean what every release reads: float32
+    ``[hidden // 128, num_tokens]``, the dimensions taken by position.  Nothing is
+    inferred from the sizes: a token-major ``[num_tokens, hidden // 128]`` tensor is
+    refused (fix: ``.t()``) at every size where it is not also a native shape, and at
+    ``num_tokens == hidden // 128`` (the square case, 56 tokens at hidden 7168) a tensor
+    means what it means at any other size.  A strided tensor with the native dimensions
+    (``token_major.t()``, as vLLM and SGLang pass before their ``.contiguous()``) is
+    handed over contiguous, because the kernels read the memory row by row."""
+    k = H // 128
     for name in ("trtllm_fp8_block_scale_moe", "trtllm_fp8_block_scale_routed_moe"):
         if not exists(release, name):
             continue
         f, spy, adapter = make(name)
-        a = args(name)
-        native = a["hidden_states_scale"]  # [H // 128, T]
-        token_major = native.t().contiguous()
-        for given in (native, native.t(), token_major):
-            f(**{**a, "hidden_states_scale": given})
+        for t in (T, k):  # T = 4 tokens, and the square case (2 tokens at hidden 256)
+            a = _tokens(name, t)
+            native = torch.rand(k, t, generator=torch.Generator().manual_seed(t))
+            f(**{**a, "hidden_states_scale": native})
+            assert spy.raw_kwargs[-1]["hidden_states_scale"] is native, (name, t)  # no copy
+            token_major = native.t().contiguous()  # [t, k] in memory
+            f(**{**a, "hidden_states_scale": token_major.t()})  # native dims, strided
             got = spy.raw_kwargs[-1]["hidden_states_scale"]
-            assert got.shape == native.shape and got.is_contiguous()
-            assert torch.equal(got, native)
-        f(**{**a, "hidden_states_scale": native.t()})  # a transposed view of native: no copy
-        assert spy.raw_kwargs[-1]["hidden_states_scale"].data_ptr() == native.data_ptr()
-        f(**{**a, "hidden_states_scale": token_major.reshape(-1)})  # flat, token-major
-        assert torch.equal(spy.raw_kwargs[-1]["hidden_states_scale"], native)
-        f(**a)
-        assert spy.raw_kwargs[-1]["hidden_states_scale"] is native
-        for bad, match in ((native[:1], r"\[2, 4\]"), (native.half(), "float32")):
-            with pytest.raises(errors.InvalidArgumentError, match=match):
-                f(**{**a, "hidden_states_scale": bad})
+            assert got.is_contiguous() and torch.equal(got, native), (name, t)
+            if t == k:  # [k, k]: the native shape, read as [hidden // 128, num_tokens]
+                f(**{**a, "hidden_states_scale": token_major})
+                assert spy.raw_kwargs[-1]["hidden_states_scale"] is token_major, name
+                continue
+            for bad, match in (
+                (token_major, r"token-major .*\.t\(\)"),
+                (token_major.reshape(-1), r"flat"),
+                (native[:1], rf"\[{k}, {t}\]"),
+                (native.half(), "float32"),
+            ):
+                n_calls = len(spy.calls)
+                with pytest.raises(errors.InvalidArgumentError, match=match):
+                    f(**{**a, "hidden_states_scale": bad})
+                assert len(spy.calls) == n_calls, (name, bad.shape)
+        a = args(name)
         if has(release, name, "fp8_quantization_type"):  # 0.6.4+: MxFp8 is token-major
             mx = torch.zeros(T, H // 32, dtype=torch.uint8)
             f(
@@ -359,7 +384,13 @@ def case_metadata_errors_before_launch(release: str, make: Make) -> None:
 
 
 def case_output_buffer(release: str, make: Make) -> None:
-    for name in ("trtllm_bf16_moe", "trtllm_fp8_per_tensor_scale_moe", "block_scale_interleave"):
+    for name in (
+        "trtllm_bf16_moe",
+        "trtllm_bf16_routed_moe",
+        "trtllm_fp8_block_scale_moe",
+        "trtllm_fp8_per_tensor_scale_moe",
+        "block_scale_interleave",
+    ):
         if not exists(release, name):
             continue
         f, spy, adapter = make(name)
@@ -375,6 +406,110 @@ def case_output_buffer(release: str, make: Make) -> None:
         assert (key in spy.raw_kwargs[-1]) == native, name
         if not native:  # emulated: the result copied into the caller's buffer
             assert torch.equal(buf.to(want.dtype), want), name
+
+
+def _intermediates(spy: Any, lora: bool = False) -> list[torch.Tensor]:
+    """Make ``spy`` return what an unfinalised (or LoRA) call returns: tensors that are
+    not ``[num_tokens, hidden]`` (gemm2 rows per expanded token, weights, indices)."""
+    out = [
+        torch.full((T * K, H), 3.0, dtype=torch.bfloat16),
+        torch.ones(T, K, dtype=torch.bfloat16),
+        torch.arange(T * K, dtype=torch.int32),
+    ]
+    if lora:  # do_finalize=True with gemm1_lora_delta: [output, indices, gemm1 output]
+        out = [torch.full((T, H), 2.0, dtype=torch.bfloat16), out[2], out[0]]
+    spy.result = lambda a: list(out)
+    return out
+
+
+def case_output_emulated_unfinalized(release: str, make: Make) -> None:
+    """Where ``output=`` is emulated (bf16 / fp8 entry points before 0.6.14): with
+    ``do_finalize=False`` the call returns the release's intermediates and leaves the
+    buffer alone (0.7.4 does not read ``output`` then); with ``gemm1_lora_delta`` the
+    finalised result goes into the buffer and the extra results are kept."""
+    for name in ("trtllm_bf16_moe", "trtllm_bf16_routed_moe", "trtllm_fp8_block_scale_moe"):
+        if not exists(release, name) or has(release, name, "output"):
+            continue
+        f, spy, _ = make(name)
+        a = args(name)
+        if has(release, name, "do_finalize"):
+            inter = _intermediates(spy)
+            buf = torch.zeros(T, H, dtype=torch.bfloat16)
+            res = f(**a, output=buf, do_finalize=False)
+            assert len(res) == 3 and all(r is i for r, i in zip(res, inter, strict=True)), name
+            assert not buf.any(), name  # untouched
+        if "gemm1_lora_delta" in ENTRIES[name].params and has(release, name, "gemm1_lora_delta"):
+            inter = _intermediates(spy, lora=True)
+            buf = torch.zeros(T, H, dtype=torch.bfloat16)
+            delta = torch.zeros(T * K, 2 * 128, dtype=torch.bfloat16)
+            res = f(**a, output=buf, gemm1_lora_delta=delta)
+            assert res[0] is buf and torch.equal(buf, inter[0]), name
+            assert len(res) == 3 and res[1] is inter[1] and res[2] is inter[2], name
+
+
+def case_output_buffer_checked(release: str, make: Make) -> None:
+    """A wrong ``output=`` buffer is a typed error before any launch, on every release
+    of every TRTLLM-gen entry point, whether the release has ``output`` or fi_compat
+    emulates it (copying into it): 0.6.14's rule, where bf16/fp8 gained it
+    (``check_shape_dtype_device(output, (num_tokens, hidden_size), torch.bfloat16,
+    hidden_states.device)``), plus a contiguous buffer (the kernels write its rows)."""
+    bad: list[tuple[Any, str]] = [
+        (torch.empty(T, H, dtype=torch.float32), "output must be bfloat16"),
+        (torch.empty(2, T, H, dtype=torch.bfloat16), "output must be 2-D"),
+        (torch.empty(T + 1, H, dtype=torch.bfloat16), r"output must be 2-D .*got shape \(5, "),
+        (torch.empty(H, T, dtype=torch.bfloat16).t(), "output must be contiguous"),
+        (torch.empty(T, H, 2, dtype=torch.bfloat16)[..., 0], "output must be contiguous"),
+        ([[0.0] * H] * T, "output must be a torch.Tensor or None"),
+    ]
+    for name in TRTLLM:
+        if not exists(release, name):
+            continue
+        f, spy, _ = make(name)
+        a = args(name)
+        wrong = [*bad]
+        if not name.startswith("trtllm_fp4"):  # FP4 writes a narrower output (0.6.0+)
+            wrong.append((torch.empty(T, 1, dtype=torch.bfloat16), r"output must be .*\(4, 256\)"))
+        wrong.append((torch.empty(T, H + 1, dtype=torch.bfloat16), r"\(4, 256\)|<= 256"))
+        for buf, match in wrong:
+            n_calls = len(spy.calls)
+            with pytest.raises(errors.InvalidArgumentError, match=match):
+                f(**a, output=buf)
+            assert len(spy.calls) == n_calls, (name, match)
+        good = torch.empty(T, H, dtype=torch.bfloat16)
+        res = f(**a, output=good)
+        assert res is good or res[0] is good, name
+
+
+def case_output_width(release: str, make: Make) -> None:
+    """The width of ``output``: ``hidden`` (unpacked), or ``valid_hidden_size`` where
+    given (0.7.0+); FP4 entry points also write a narrower buffer from 0.6.0 (their
+    launcher takes ``output.size(1)``; 0.5.x writes ``hidden`` columns, so a narrower
+    buffer is refused there, naming 0.6.0)."""
+    narrow = torch.empty(T, H // 2, dtype=torch.bfloat16)
+    for name in TRTLLM:
+        if not exists(release, name):
+            continue
+        f, spy, _ = make(name)
+        a = args(name)
+        if name.startswith("trtllm_fp4"):
+            if at_least(place(release), "0.6.0"):
+                assert f(**a, output=narrow)[0] is narrow, name
+            else:
+                with pytest.raises(errors.UnsupportedParameterError) as ei:
+                    f(**a, output=narrow)
+                assert ei.value.minimum == "0.6.0" and ei.value.parameter == "output"
+        if "valid_hidden_size" not in ENTRIES[name].params:
+            continue
+        if has(release, name, "valid_hidden_size"):
+            f(**a, output=narrow, valid_hidden_size=H // 2)
+            assert spy.raw_kwargs[-1]["output"] is narrow, name
+        else:
+            with pytest.raises(errors.UnsupportedParameterError):
+                f(**a, output=narrow, valid_hidden_size=H // 2)
+        n_calls = len(spy.calls)
+        with pytest.raises(errors.InvalidArgumentError, match="valid_hidden_size"):
+            f(**a, output=torch.empty(T, H, dtype=torch.bfloat16), valid_hidden_size=H // 2)
+        assert len(spy.calls) == n_calls, name
 
 
 def case_cutlass_fused_finalize(release: str, make: Make) -> None:
@@ -481,6 +616,9 @@ CASES = [
     case_routing_logits_dtype,
     case_metadata_errors_before_launch,
     case_output_buffer,
+    case_output_emulated_unfinalized,
+    case_output_buffer_checked,
+    case_output_width,
     case_cutlass_fused_finalize,
     case_seed_mxfp4_call_shape,
 ]

@@ -11,12 +11,16 @@ Read from the released sources (``flashinfer/fused_moe/core.py`` and
   0.6.7-era code (e.g. an MXFP4 MoE test written for 0.6.7) get it viewed as
   ``[tokens, hidden // block]`` (a view, never a copy).
 * **FP8 block scales, DeepSeek FP8** (``trtllm_fp8_block_scale_*``, the default
-  ``fp8_quantization_type``): the kernel reads float32 ``[hidden // 128, tokens]``
-  (launcher ICHECKs, 0.5.0 l. 587-593, 0.6.7 l. 994-1000; 0.6.8+ autotuner shapes);
-  token-major ``[tokens, hidden // 128]`` and flat 1-D (read as token-major) are
-  transposed into it (a copy, unless the token-major tensor is itself a transposed
-  view of the native layout).  When ``tokens == hidden // 128`` the square tensor is
-  taken as native.  ``Fp8QuantizationType.MxFp8`` (0.6.4+) is token-major like FP4.
+  ``fp8_quantization_type``): every release reads float32 ``[hidden // 128, tokens]``
+  (launcher ICHECKs, 0.5.0 l. 587-593, 0.6.7 l. 994-1000, 0.7.4 l. 2788-2795; the
+  0.7.4 docstring: "``[hidden_size // 128, seq_len]``"), and so does fi_compat: the
+  dimensions are taken by position, never inferred from the sizes (a token-major
+  ``[tokens, hidden // 128]`` or flat tensor is refused, naming the fix, ``.t()``;
+  at ``tokens == hidden // 128`` a tensor means what it means at any other size).
+  vLLM and SGLang pass ``a_sf.t().contiguous()``: native.  A strided tensor of the
+  native shape (``a_sf.t()`` alone) is made contiguous, since the kernels read its
+  memory row by row.  ``Fp8QuantizationType.MxFp8`` (0.6.4+) is token-major like FP4
+  (its only layout; the launcher checks the dtype only).
 * ``hidden_states_scale_layout`` (0.7.0+) is validation only: linear is the only layout
   any release reads.  fi_compat passes ``SfLayout.layout_linear`` when a scale is given
   and the layout was left at ``None`` (0.7.x warns ``DeprecationWarning`` on the
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 from .. import enums
 from .._core import Normalizer
-from ..errors import InvalidArgumentError, MissingArgumentError
+from ..errors import InvalidArgumentError, MissingArgumentError, UnsupportedParameterError
 from ..registry import at_least
 
 TYPE_CHECKING = False
@@ -115,27 +119,26 @@ def validate_cutlass() -> Callable[..., Any]:
 
 
 def validate_trtllm(where: str, *, routed: bool) -> Callable[..., Any]:
-    """The metadata check of a TRTLLM-gen entry point (routing input, hidden states,
-    num_experts, top_k); returns the CUDA device index of ``hidden_states``.
-    ``where`` names the facade in error messages."""
+    """The checks of a TRTLLM-gen entry point that its tensor contract cannot say (the
+    routing input against ``num_experts`` / ``top_k``), run after the contract
+    (``hidden_states`` 2-D, ``output``); ``where`` names the facade in error messages."""
 
-    def check(first: Any, hidden: Any, num_experts: Any, top_k: Any) -> int:
+    def check(hidden: Any, output: Any, first: Any, num_experts: Any, top_k: Any) -> None:
         try:
-            hs = hidden.shape
-            dev = hidden.get_device()
-            ok = len(hs) == 2 and type(top_k) is int and type(num_experts) is int
-            ok = ok and 0 < top_k <= num_experts
-            if ok and routed:
-                ok = _routed_ok(first, hs[0], top_k, dev)
-            elif ok:
-                fs = first.shape
-                ok = len(fs) == 2 and fs[0] == hs[0] and fs[1] == num_experts
-                ok = ok and first.get_device() == dev
+            ok = type(top_k) is int and type(num_experts) is int and 0 < top_k <= num_experts
+            if ok:
+                t = hidden.shape[0]
+                dev = hidden.get_device()
+                if routed:
+                    ok = _routed_ok(first, t, top_k, dev)
+                else:
+                    fs = first.shape
+                    ok = len(fs) == 2 and fs[0] == t and fs[1] == num_experts
+                    ok = ok and first.get_device() == dev
         except (AttributeError, TypeError):
             ok = False
         if not ok:
             _diagnose(where, routed, first, hidden, num_experts, top_k)
-        return dev  # type: ignore[no-any-return]
 
     return check
 
@@ -304,8 +307,9 @@ class Fp4Scales(Normalizer):
 
 
 class Fp8BlockScales(Normalizer):
-    """DeepSeek-FP8 block scales as float32 ``[hidden // 128, tokens]``; MxFp8 scales
-    (0.6.4+) token-major like the FP4 path."""
+    """DeepSeek-FP8 block scales as float32 ``[hidden // 128, tokens]`` (the one layout
+    every release reads; strided ones made contiguous); MxFp8 scales (0.6.4+)
+    token-major like the FP4 path."""
 
     args = ("hidden_states", "hidden_states_scale", "fp8_quantization_type")
     out = ("hidden_states_scale",)
@@ -323,6 +327,76 @@ class Fp8BlockScales(Normalizer):
             return (scale,)  # anything else: left to the release (or its policy)
 
         return fp8_block_scales
+
+
+class OutputWidth(Normalizer):
+    """The width of ``output`` where the contract leaves it open (the entry points with
+    ``valid_hidden_size``): ``valid_hidden_size`` when given (0.7.0+, which require it,
+    ``core.py``: "output.shape[1] must equal valid_hidden_size"), else ``hidden``
+    (unpacked: two values per ``uint8`` byte, as FlashInfer counts it).  ``narrow``:
+    the FP4 entry points, whose launcher writes ``output.size(1)`` columns from 0.6.0
+    (``hidden_size_output = output.size(1)``; ``core.py`` asserts
+    ``output.shape[1] <= hidden_size``), so a narrower buffer is theirs too; 0.5.x
+    writes ``hidden`` columns into any buffer, so a narrower one is refused there.
+    A check only: it rewrites nothing, and runs only when ``output`` is given."""
+
+    args = ("hidden_states", "output", "valid_hidden_size")
+    out = ()
+    only_if_given = ("output",)
+    boundaries = ("0.6.0",)
+
+    def __init__(self, *, narrow: bool = False) -> None:
+        self.narrow = narrow
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        assert pl is not None
+        where = adapter.entry.dotted
+        narrow = self.narrow and at_least(pl, "0.6.0")
+        older = self.narrow and not narrow
+
+        def output_width(hidden: Any, output: Any, valid: Any) -> tuple[()]:
+            w, h = output.shape[1], hidden.shape[1]
+            if hidden.dtype is _U8:
+                h *= 2
+            if valid is None and (w == h or (narrow and w <= h)):
+                return ()
+            if valid is not None and w == valid:
+                return ()
+            _output_width_error(adapter, where, output, h, valid, narrow, older)
+            return ()  # pragma: no cover - raised above
+
+        return output_width
+
+    def describe(self, p: Any) -> str | None:
+        if self.narrow and not at_least(p, "0.6.0"):
+            return "a narrower `output` than `hidden` refused (0.6.0+ write only its columns)"
+        return None
+
+
+def _output_width_error(
+    adapter: Adapter, where: str, output: Any, h: int, valid: Any, narrow: bool, older: bool
+) -> None:
+    t, w = output.shape[0], output.shape[1]
+    got = f"got shape {tuple(output.shape)}"
+    if valid is not None:
+        raise InvalidArgumentError(
+            f"{where}: output must be [num_tokens, valid_hidden_size] = ({t}, {valid}) when "
+            f"valid_hidden_size is given (the kernels finalise that many columns), {got}"
+        )
+    if older and w < h:
+        raise UnsupportedParameterError(
+            f"{where}: output narrower than hidden ({w} < {h}) needs flashinfer-python>=0.6.0 "
+            f"(installed {adapter.release} writes {h} columns per token into any buffer). "
+            f"Fix: pass output of shape ({t}, {h}), or upgrade",
+            parameter="output",
+            installed=str(adapter.release),
+            minimum="0.6.0",
+        )
+    most = f" (or narrower: at most {h} columns)" if narrow else ""
+    raise InvalidArgumentError(
+        f"{where}: output must be [num_tokens, hidden] = ({t}, {h}){most}, {got}"
+    )
 
 
 class FusedFinalize(Normalizer):
@@ -489,11 +563,14 @@ def _fp4_scale_slow(where: str, hidden: Any, scale: Any) -> Any:
 
 
 def _fp8_block_scale(where: str, hidden: Any, scale: Any) -> Any:
-    """DeepSeek-FP8 activation scales as float32 ``[hidden // 128, tokens]``."""
+    """DeepSeek-FP8 activation scales as every release reads them: float32
+    ``[hidden // 128, num_tokens]``, the dimensions taken by position (never inferred
+    from the sizes).  A strided tensor of that shape is made contiguous (the kernels
+    read the memory row by row); a conforming one passes as it is."""
     if getattr(scale, "dtype", None) is _F32:
         s, hs = scale.shape, hidden.shape
         if len(s) == 2 and s[1] == hs[0] and s[0] == hs[1] // 128:
-            return scale  # native
+            return scale if scale.is_contiguous() else scale.contiguous()
     if scale is None:
         raise MissingArgumentError(
             f"{where}: hidden_states_scale is required (float32 [hidden // 128, num_tokens])"
@@ -502,21 +579,31 @@ def _fp8_block_scale(where: str, hidden: Any, scale: Any) -> Any:
     _need_tensor(where, "hidden_states_scale", scale)
     t, h = hidden.shape[0], hidden.shape[1]
     k = h // 128
-    s = scale.shape
+    s = tuple(scale.shape)
+    want = f"float32 [hidden // 128, num_tokens] = [{k}, {t}]"
+    read = (
+        "every FlashInfer release reads DeepSeek FP8 block scales as "
+        "[hidden // 128, num_tokens] (its docs and launcher checks)"
+    )
     if scale.dtype is not d["f32"]:
         raise InvalidArgumentError(
-            f"{where}: hidden_states_scale (DeepSeek FP8 block scales) must be float32, got "
+            f"{where}: hidden_states_scale (DeepSeek FP8 block scales) must be {want}, got "
             f"{scale.dtype}"
         )
-    if len(s) == 2 and s[0] == k and s[1] == t:
-        return scale
-    if len(s) == 2 and s[0] == t and s[1] == k:
-        return scale.t().contiguous()
+    if s == (t, k):
+        raise InvalidArgumentError(
+            f"{where}: hidden_states_scale is token-major {list(s)} = [num_tokens, hidden // "
+            f"128]; {read}. Fix: pass hidden_states_scale.t() (fi_compat makes the view "
+            f"contiguous, as vLLM's and SGLang's .t().contiguous())"
+        )
     if len(s) == 1 and s[0] == t * k:
-        return scale.view(t, k).t().contiguous()
+        raise InvalidArgumentError(
+            f"{where}: hidden_states_scale is flat [{t * k}]; {read}, and a flat buffer leaves the "
+            f"order of its two dimensions unsaid. Fix: .view({k}, {t}) for hidden-major "
+            f"memory, .view({t}, {k}).t() for token-major memory"
+        )
     raise InvalidArgumentError(
-        f"{where}: hidden_states_scale (DeepSeek FP8 block scales) must be [hidden // 128, "
-        f"num_tokens] = [{k}, {t}], or token-major [{t}, {k}] / flat [{t * k}], got {tuple(s)}"
+        f"{where}: hidden_states_scale (DeepSeek FP8 block scales) must be {want}, got {list(s)}"
     )
 
 

@@ -26,6 +26,9 @@ Read from the released sources (``pip download flashinfer-python==V``,
   ``use_fused_finalize=None`` is resolved the way 0.7.4 does on 0.6.15-0.7.3.
 * ``hidden_states_scale``, ``hidden_states_scale_layout`` and ``routing_logits`` are
   normalised per release (:mod:`fi_compat._adapters._moe_scales`).
+* ``output`` (added to the bf16 and fp8 entry points in 0.6.14, copied into before) is
+  checked on every release by a tensor contract, 0.6.14's rule (:class:`MoeOutput`,
+  ``PAGE_NOTES``).
 * No optional dependency: ``flashinfer.fused_moe`` imports without ``nvidia-cutlass-dsl``
   on every release (checked in the release matrix: 0.6.16 and 0.6.18 without it);
   with it on a CPU-only torch, 0.6.15-0.7.0.post1 fail in ``import flashinfer``
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 from .._core import Emulation, EntryPoint, Param
 from .._core._facts import FACTS
+from .._core.contract import Tensor
 from .._core.facts import key as snapshot_key
 from ..device import cutlass_moe_arch_problem, trtllm_moe_arch_problem
 from ..enums import ACTIVATION_TO_GATED
@@ -45,6 +49,7 @@ from ._moe_scales import (
     Fp4Scales,
     Fp8BlockScales,
     FusedFinalize,
+    OutputWidth,
     PackedRouting,
     RoutingLogits,
     debug_cutlass,
@@ -98,6 +103,53 @@ class LegacyGatedAct(Emulation):
             )
         kw["activation_type"] = wanted
         return None
+
+
+class MoeOutput(OutputCopy):
+    """``output=`` where the release lacks it (``trtllm_bf16_moe``, ``..._routed_moe``,
+    ``trtllm_fp8_block_scale_moe`` and ``trtllm_fp8_per_tensor_scale_moe`` before
+    0.6.14): the finalised result is copied into the buffer, which the tensor contract
+    checked before the launch (0.6.14's rule, on every release).  An unfinalised call
+    (``do_finalize=False``) returns the release's intermediates and leaves the buffer
+    alone, as 0.7.4 does (it does not read ``output`` then); the extra results of a
+    finalised call (``gemm1_lora_delta``: ``[output, expanded_idx_to_permuted_idx,
+    gemm1_output]``, 0.6.13) are kept."""
+
+    def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
+        return kw["do_finalize"] is not False
+
+    def after(self, adapter: Adapter, kw: dict[str, Any], result: Any, state: object) -> Any:
+        if not state:
+            return result
+        out = kw[self.param]
+        if isinstance(result, (list, tuple)):
+            out.copy_(result[0])
+            return [out, *result[1:]]
+        out.copy_(result)
+        return out
+
+
+# ``output`` of the TRTLLM-gen entry points, checked on every release (the buffer is
+# copied into where fi_compat emulates it): flashinfer 0.6.14 added it to the bf16 and
+# fp8 entry points with ``check_shape_dtype_device(output, (num_tokens, hidden_size),
+# torch.bfloat16, hidden_states.device, "output")`` (``core.py``), which every later
+# release keeps; the kernels write its rows in place (0.7.4's finalize ICHECKs
+# ``output.IsContiguous()``).  Where the entry point has ``valid_hidden_size`` the width
+# is left to :class:`OutputWidth` (``valid_hidden_size`` wide when given, 0.7.0+; FP4
+# also narrower, 0.6.0+).
+_OUTPUT_WHY = "the MoE result, written in place by the kernels"
+
+
+def _contracts(*, width: bool) -> dict[str, Tensor]:
+    return {
+        "hidden_states": Tensor("num_tokens hidden"),
+        "output": Tensor(
+            "num_tokens hidden" if width else "num_tokens _",
+            dtypes="bfloat16",
+            contiguous=True,
+            why=_OUTPUT_WHY,
+        ),
+    }
 
 
 def _rmt() -> Param:
@@ -167,11 +219,16 @@ def _ws() -> Param:
 
 
 def _trtllm_device_problem(pl: Any, cc: tuple[int, int]) -> str | None:
-    """Why this GPU cannot run the release's TRTLLM-gen MoE, asked once per device:
-    the launcher's architecture check, then whether the kernels' cubins can be loaded
-    at all (an installed flashinfer-cubin, a populated cubin directory, or the artifact
-    repository answering within 3 s).  Without cubins FlashInfer retries the download
-    on every call (~35 s each); fi_compat answers once, before any launch."""
+    """Why this GPU cannot run the release's TRTLLM-gen MoE: the launcher's
+    architecture check, then whether the kernels' cubins can be loaded at all (an
+    installed flashinfer-cubin, a populated cubin directory, or the artifact repository
+    serving the first file the release fetches: ``<ArtifactPath.TRTLLM_GEN_BMM>/
+    checksums.txt``, ``jit/fused_moe.py`` of every release).  Without cubins FlashInfer
+    retries the download on every call (~35 s each); fi_compat answers before any
+    launch.  Asked on a device's first call per entry point, and on every refused call:
+    the local checks are a directory scan, the network verdict is the process's
+    (:func:`fi_compat.device.cubins_reachable`), so no call after the first waits on
+    the network."""
     why = trtllm_moe_arch_problem(pl, cc)
     if why is not None:
         return why
@@ -186,7 +243,7 @@ def _trtllm_device_problem(pl: Any, cc: tuple[int, int]) -> str | None:
         d, _ = cubin_dir_in_use(det.flashinfer, det.cubin, dict(os.environ))
         if os.path.isdir(d) and count_cubins(d, limit=1):
             return None
-    ok, reason = cubins_reachable(probe_network=True, timeout=3.0)
+    ok, reason = cubins_reachable(probe_network=True, timeout=3.0, group="TRTLLM_GEN_BMM")
     if ok:
         return None
     return (
@@ -214,7 +271,11 @@ def _entry(name: str, params: list[Param], **kw: Any) -> EntryPoint:
     # an output buffer (``output``, the helpers' ``out``) is copied into on releases
     # that lack it: every MoE entry point's buffer parameter, from its snapshot facts
     known = FACTS[snapshot_key(module, name)][1]
-    copies = [OutputCopy(n) for n in ("output", "out") if n in known]
+    copies = [
+        MoeOutput(n) if module == "flashinfer.fused_moe" and n == "output" else OutputCopy(n)
+        for n in ("output", "out")
+        if n in known
+    ]
     params = [
         *params,
         *(Param(c.param, emulation="output_copy", note="output buffer") for c in copies),
@@ -434,9 +495,13 @@ _ROUTED_ARGS = ("topk_ids", "hidden_states", "num_experts", "top_k")
 
 def _trtllm(name: str, params: list[Param], *norms: Any, **kw: Any) -> EntryPoint:
     routed = name.endswith("_routed_moe")
+    valid = any(p.name == "valid_hidden_size" for p in params)
+    if valid:  # the output's width is valid_hidden_size's where given
+        norms = (*norms, OutputWidth(narrow=name.startswith("trtllm_fp4")))
     return _entry(
         name,
         params,
+        contracts=_contracts(width=not valid),
         validate=validate_trtllm(f"fi_compat.fused_moe.{name}", routed=routed),
         devices=_trtllm_device_problem,
         debug=debug_routed if routed else None,
@@ -536,6 +601,52 @@ HELPERS = {
     )
 }
 
+# docs/fused_moe.md, "Conventions" (tools/docs_model.py renders it above the tables)
+PAGE_NOTES = """
+**`output=` of the TRTLLM-gen entry points.** The buffer must be bfloat16
+`[num_tokens, hidden]` (`hidden` unpacked: two values per `uint8` byte of NVFP4
+`hidden_states`), contiguous and on `hidden_states`' device: the rule of flashinfer 0.6.14,
+which added `output` to `trtllm_bf16_moe`, `trtllm_bf16_routed_moe`,
+`trtllm_fp8_block_scale_moe` and `trtllm_fp8_per_tensor_scale_moe`
+(`check_shape_dtype_device(output, (num_tokens, hidden_size), torch.bfloat16,
+hidden_states.device)`), plus contiguity (the kernels write its rows in place; 0.7.4's
+finalize checks it). fi_compat checks it before the launch on every release of every
+TRTLLM-gen entry point, native or emulated, so a float32 or `[2, T, H]` buffer (and a
+`[T, 1]` one for bf16/fp8) is the same `InvalidArgumentError` everywhere (before 0.6.14
+those four copy the result into the buffer, and `copy_` would have converted or broadcast
+it). With `valid_hidden_size`
+(0.7.0+) the buffer is `[num_tokens, valid_hidden_size]`; the FP4 entry points also take a
+narrower buffer from 0.6.0, whose launcher writes `output.size(1)` columns (0.5.x writes
+`hidden` columns into any buffer: refused there, `UnsupportedParameterError` naming 0.6.0).
+`do_finalize=False` returns the intermediates and leaves the buffer alone (0.7.4 does not
+read it then). 0.7.x accepts, and skips checking, any buffer with `do_finalize=False`, and a
+narrower fp8/bf16 buffer without `valid_hidden_size`; fi_compat holds those to 0.6.14's rule.
+
+**DeepSeek FP8 block scales (`trtllm_fp8_block_scale_moe`, `..._routed_moe`).** Every
+release 0.5.0-0.7.4 reads `hidden_states_scale` as float32 `[hidden // 128, num_tokens]`
+(the launcher's checks; 0.7.4's docstring: "`[hidden_size // 128, seq_len]`"), and that is
+what the stable API means: the dimensions are taken by position, never inferred from the
+sizes. vLLM and SGLang pass exactly that (`a_sf.t().contiguous()` of their token-major
+per-token-group scales). A token-major `[num_tokens, hidden // 128]` or flat tensor is
+refused with the fix (`a_sf.t()`), at every size: a layout guessed from the shape would
+read the same tensor the other way whenever `num_tokens == hidden // 128` (56 tokens at
+hidden 7168), where a token-major tensor has the native shape. A strided tensor of the
+native shape (`a_sf.t()` without `.contiguous()`) is made contiguous (one copy), because
+the kernels read its memory row by row and FlashInfer itself would misread it.
+`Fp8QuantizationType.MxFp8` (0.6.4+) scales are token-major `uint8`
+`[num_tokens, hidden // 32]` (or flat), their only layout.
+
+**Cubins.** A TRTLLM-gen call on a device is refused before any launch when its cubins
+cannot be loaded: no matching `flashinfer-cubin`, no cubins in the directory FlashInfer
+reads, and the artifact repository does not serve
+`<FLASHINFER_CUBINS_REPOSITORY>/<ArtifactPath.TRTLLM_GEN_BMM>/checksums.txt`, the first file
+every release's `jit/fused_moe.py` fetches (the path read from the installed
+`flashinfer/artifacts.py`; the repository root is never asked, since FlashInfer only
+fetches files under it). The repository is asked once per process (a 3 s `GET`); later
+calls, refused or served, are answered from that verdict. `FLASHINFER_NO_DOWNLOAD`
+(0.6.7.post1+) means no request.
+"""
+
 ENTRIES = [*SPECS.values(), *HELPERS.values()]
 
-__all__ = ["ENTRIES", "HELPERS", "SPECS"]
+__all__ = ["ENTRIES", "HELPERS", "PAGE_NOTES", "SPECS"]
