@@ -64,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
             parser.exit(0)
 
-    ap = argparse.ArgumentParser(prog="python -m fi_compat")
+    ap = argparse.ArgumentParser(
+        prog="fi-compat" if os.path.basename(sys.argv[0]) == "fi-compat" else "python -m fi_compat"
+    )
     ap.add_argument(
         "--version", action=_Version, help="print fi_compat's and flashinfer-python's versions"
     )
