@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import SRC, run_python
 
 
@@ -46,7 +48,7 @@ def test_text_without_flashinfer_claims_no_agreement() -> None:
 
 
 def test_text_prints_no_line_twice() -> None:
-    r = info("info", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"})
+    r = info("info", "--all", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"})
     assert r.returncode == 0, r.stderr
     lines = [line.strip() for line in r.stdout.splitlines()]
     repeated = [a for a, b in itertools.pairwise(lines) if a == b]
@@ -60,12 +62,40 @@ def test_text_prints_no_line_twice() -> None:
 
 
 def test_text_with_override_shows_adapter_and_optional_dependency() -> None:
-    r = info("info", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.18"})
+    r = info("info", "--all", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.18"})
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "flashinfer-python      0.6.18" in out and "overridden" in out
     assert "needs nvidia-cutlass-dsl" in out and "adapter 0.6.18–0.6.18.post1" in out
     assert "\033[" not in out  # colour only on a TTY
+
+
+def test_text_without_flashinfer_is_a_short_summary() -> None:
+    """One line for what is missing and the command that fixes it, not a row per entry
+    point (those stay behind --all and --json)."""
+    r = info("info")
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) <= 20, r.stdout
+    n = len(json.loads(info("info", "--json").stdout)["entry_points"])
+    assert f"flashinfer not installed: all {n}" in r.stdout
+    assert r.stdout.count("pip install flashinfer-python") == 2  # distributions + entry points
+    full = info("info", "--all").stdout
+    assert sum("fi_compat." in line for line in full.splitlines()) >= n
+
+
+def test_summary_names_what_needs_attention() -> None:
+    r = info("info", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.18"})
+    assert r.returncode == 0, r.stderr
+    assert "needs nvidia-cutlass-dsl: 1: fi_compat.gdn_prefill.chunk_gated_delta_rule" in r.stdout
+    assert "pip install flashinfer-python[cu12]" in r.stdout
+    assert "available: " in r.stdout
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
+def test_timeout_must_be_positive(value: str) -> None:
+    for cmd in ("info", "doctor"):
+        r = info(cmd, "--timeout", value)
+        assert r.returncode == 2 and "must be a positive number of seconds" in r.stderr
 
 
 def test_json_for_an_old_release_lists_absent_parameters() -> None:

@@ -19,6 +19,20 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def _seconds(text: str) -> float:
+    """argparse type of ``--timeout``: a positive, finite number of seconds."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
 def _capability(text: str) -> tuple[int, int]:
     """argparse type of ``--capability``: ``10.3``, ``103``, ``sm_103a``."""
     import argparse
@@ -74,11 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     info = sub.add_parser("info", help="describe the installed FlashInfer and chosen adapters")
     info.add_argument("--json", action="store_true", help="machine-readable (schema 1)")
     info.add_argument("--probe", action="store_true", help="import FlashInfer in a subprocess")
-    info.add_argument("--timeout", type=float, default=120.0, help="probe timeout, seconds")
+    info.add_argument(
+        "--timeout", type=_seconds, default=120.0, help="probe timeout, seconds (> 0)"
+    )
+    info.add_argument("--all", action="store_true", help="one row per entry point")
     doc = sub.add_parser("doctor", help="judge the installation; exit 1 on errors")
     doc.add_argument("--json", action="store_true")
     doc.add_argument("--probe", action="store_true", help="import FlashInfer in a subprocess")
-    doc.add_argument("--timeout", type=float, default=120.0)
+    doc.add_argument("--timeout", type=_seconds, default=120.0, help="probe timeout (> 0)")
     doc.add_argument(
         "--capability",
         type=_capability,
@@ -109,5 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
     else:
-        print(render(data, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
+        print(
+            render(
+                data,
+                color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"),
+                full=args.all,
+            )
+        )
     return 0

@@ -358,7 +358,9 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
     return data
 
 
-def render(data: dict[str, Any], color: bool = False) -> str:
+def render(data: dict[str, Any], color: bool = False, full: bool = False) -> str:
+    """The text report; ``full``: one row per entry point (``info --all``)."""
+
     def c(text: str, code: str) -> str:
         return f"\033[{code}m{text}\033[0m" if color else text
 
@@ -399,25 +401,10 @@ def render(data: dict[str, Any], color: bool = False) -> str:
         out.append(f"  {mark}: {verdict['message']}")
     t = data["torch"]
     out.append(f"torch {t['version'] or 'not installed'}  (CUDA build: {t['cuda'] or 'none'})")
-    out.append("Entry points")
-    width = max((len(k) for k in data["entry_points"]), default=10)
-    colours = {"available": "32", "error": "31"}
-    for name, st in data["entry_points"].items():
-        a = data["adapters"][name]
-        status = c(st["status"], colours.get(st["status"], "33"))
-        rng = a["adapter_range"] or "-"
-        out.append(f"  {name:{width}s}  {status:18s}  adapter {rng}")
-        if st["detail"] != f"adapter {rng}":  # the status line already says it
-            out.append(f"  {'':{width}s}  {st['detail']}")
-        if a["absent_in_release"]:
-            out.append(f"  {'':{width}s}  not in this release: {', '.join(a['absent_in_release'])}")
-        if "probe" in st:
-            p = st["probe"]
-            if p["ok"]:
-                msg = f"imports in {p.get('seconds')} s"
-            else:
-                msg = c("ERROR ", "31") + str(p["error"])
-            out.append(f"  {'':{width}s}  probe: {msg}")
+    if full:
+        out += _entry_table(data, c)
+    else:
+        out += _entry_summary(data, c)
     for f in data.get("probe_findings", []):
         if f["code"] != "probe":  # the per-module outcomes are shown above
             out.append(c(f"  ERROR {f['title']}", "31") + f"\n    fix: {f['fix']}")
@@ -440,3 +427,61 @@ def render(data: dict[str, Any], color: bool = False) -> str:
             flag = "" if i["confirmed"] else " [unconfirmed]"
             out.append(f"  {i['id']:34s} {i['kind']:14s} {i['arch']:9s} {i['summary']}{flag}")
     return "\n".join(out)
+
+
+def _entry_table(data: dict[str, Any], c: Any) -> list[str]:
+    """One row per entry point: status, adapter range, details, probe outcome."""
+    out = ["Entry points"]
+    width = max((len(k) for k in data["entry_points"]), default=10)
+    colours = {"available": "32", "error": "31"}
+    for name, st in data["entry_points"].items():
+        a = data["adapters"][name]
+        status = c(st["status"], colours.get(st["status"], "33"))
+        rng = a["adapter_range"] or "-"
+        out.append(f"  {name:{width}s}  {status:18s}  adapter {rng}")
+        if st["detail"] != f"adapter {rng}":  # the status line already says it
+            out.append(f"  {'':{width}s}  {st['detail']}")
+        if a["absent_in_release"]:
+            out.append(f"  {'':{width}s}  not in this release: {', '.join(a['absent_in_release'])}")
+        if "probe" in st:
+            p = st["probe"]
+            if p["ok"]:
+                msg = f"imports in {p.get('seconds')} s"
+            else:
+                msg = c("ERROR ", "31") + str(p["error"])
+            out.append(f"  {'':{width}s}  probe: {msg}")
+    return out
+
+
+def _entry_summary(data: dict[str, Any], c: Any) -> list[str]:
+    """The entry points by status: a count for the available ones, the names and the one
+    detail (the fix) shared by each group of the rest."""
+    eps = data["entry_points"]
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name, st in eps.items():
+        rng = data["adapters"][name]["adapter_range"] or "-"
+        detail = "" if st["detail"] == f"adapter {rng}" else st["detail"]
+        if "probe" in st and not st["probe"]["ok"]:
+            detail = (detail + "; " if detail else "") + f"probe: ERROR {st['probe']['error']}"
+        key = (
+            ("available", "")
+            if st["status"] == "available" and not detail
+            else (st["status"], detail)
+        )
+        groups.setdefault(key, []).append(name)
+    out = [f"Entry points: {len(eps)}  (one row each: info --all; details: info --json)"]
+    colours = {"available": "32", "error": "31"}
+    for (status, detail), names in sorted(
+        groups.items(), key=lambda kv: kv[0] != ("available", "")
+    ):
+        label = c(status, colours.get(status, "33"))
+        if status == "available" and not detail:
+            out.append(f"  {label}: {len(names)}")
+            continue
+        if len(names) == len(eps):
+            out.append(f"  {label}: all {len(names)}")
+        else:
+            shown = names if len(names) <= 6 else [*names[:5], f"... {len(names) - 5} more"]
+            out.append(f"  {label}: {len(names)}: " + ", ".join(shown))
+        out += [f"    {line}" for line in detail.splitlines()]
+    return out
