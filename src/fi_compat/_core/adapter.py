@@ -272,13 +272,25 @@ class Adapter:
         e = self.entry
         first = e.validate_args[0]
         if index < 0:
-            if e.host_tensors or _device.cpu_allowed():
+            host = e.host_tensors
+            until = host[0] if isinstance(host, tuple) else None
+            pl = self.placement
+            served = host is True or (
+                until is not None and pl is not None and not at_least(pl, until)
+            )
+            if served or _device.cpu_allowed():
                 self.ns["_DEV"] = self.ns["_DEV"] | {index}
                 return
             where = str(getattr(sample, "device", "cpu or meta"))
+            since = ""
+            if isinstance(host, tuple):
+                since = (
+                    f" from flashinfer-python {until} on ({host[1]}; installed: "
+                    f"{self.release}); releases before {until} run it on the host"
+                )
             raise errors.UnsupportedDeviceError(
-                f"{e.dotted}: {first} is on {where}; {e.qualname} runs on CUDA devices only. "
-                f"Fix: move the tensors to a CUDA device (all on one device)."
+                f"{e.dotted}: {first} is on {where}; {e.qualname} runs on CUDA devices "
+                f"only{since}. Fix: move the tensors to a CUDA device (all on one device)."
             )
         assert e.devices is not None and self.placement is not None
         import torch

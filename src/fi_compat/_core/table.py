@@ -488,7 +488,7 @@ class EntryPoint:
         lean: bool = False,
         fallback: Callable[..., Any] | None = None,
         attr_spelled: tuple[tuple[str, str], ...] = (),
-        host_tensors: bool = False,
+        host_tensors: bool | tuple[str, str] = False,
         removed_fix: str = "",
     ) -> None:
         self.facade = facade
@@ -525,7 +525,9 @@ class EntryPoint:
         # with it, ``validate`` returns the CUDA index of its tensors (-1: not on CUDA)
         self.devices = devices
         # host_tensors: the function also takes CPU tensors (a host implementation, e.g.
-        # the block-scale swizzle), so ``validate`` returning -1 is not refused
+        # the block-scale swizzle), so ``validate`` returning -1 is not refused; a pair
+        # (release, why): only before that release (from it, a CPU tensor is refused
+        # before the call, the message saying why)
         self.host_tensors = host_tensors
         # debug(adapter, kw): value checks that read tensor contents (host syncs), run on
         # every call in debug mode only (FI_COMPAT_DEBUG=1, fi_compat.set_debug)
