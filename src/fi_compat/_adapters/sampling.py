@@ -63,13 +63,14 @@ from __future__ import annotations
 
 from .._core import Emulation, EntryPoint, Normalizer, Param, ResultHook
 from .._core.adapter import short
+from .._core.contract import Said, refusal
 from ..errors import InvalidArgumentError, UnsupportedParameterError
 from ..registry import at_least
 from . import _elementwise as ew
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from .._core import Adapter
@@ -159,14 +160,21 @@ def _diagnose(
             continue
         if not isinstance(t, torch.Tensor):
             number = "an int" if n == "top_k" else "a float"
-            raise InvalidArgumentError(
+            raise refusal(
                 f"{where}: {n} must be {number} or a 1-D tensor of one value per row, got "
-                f"{short(t)}"
+                f"{short(t)}",
+                f"{n}.kind",
             )
         if t.dim() != 1 or t.shape[0] not in rows:
-            raise InvalidArgumentError(
+            # FlashInfer's own words (SAID) name these checks "rank" and "rows"
+            raise refusal(
                 f"{where}: {n} must be a number or a 1-D tensor of one value per row "
-                f"({' or '.join(map(str, sorted(rows)))}), got {tuple(t.shape)}"
+                f"({' or '.join(map(str, sorted(rows)))}), got {tuple(t.shape)}",
+                f"{n}.rank" if t.dim() != 1 else f"{n}.rows",
+                ndim=t.dim(),
+                shape=t.shape,
+                length=t.shape[0] if t.dim() else None,
+                rows=x.shape[0],
             )
     others = {"indices": idx} | {n: t for n, t in zip(per_row, thresholds, strict=True)}
     ew.check_device(
@@ -203,6 +211,57 @@ def check_seed(where: str, first: str, x: Any, batch: int, seed: Any, offset: An
             raise InvalidArgumentError(
                 f"{where}: the {n} tensor must be on {first}'s device ({x.device}), got {t.device}"
             )
+
+
+# -- FlashInfer's own words for the per-row thresholds --------------------------------
+
+
+def _rank_words(python: bool) -> Callable[[Mapping[str, Any]], str]:
+    """``_check_tensor_param`` (0.4.0-0.5.3 sampling.py, FI#1652) / ``check_tensor_param``
+    (0.6.0+ csrc/sampling_utils.h, FI#2160) on a threshold tensor that is not 1-D; the
+    Python form adds the shape."""
+
+    def text(f: Mapping[str, Any]) -> str:
+        tail = f" with shape {f['shape']}." if python else "."
+        if f["ndim"] == 0:
+            return (
+                "Expected a 1D tensor of shape (batch_size,) or scalar for the sampling "
+                f"parameter, but got a 0-dimensional tensor{tail}"
+            )
+        return (
+            "Expected a 1D tensor or scalar for the sampling parameter, but got a "
+            f"{f['ndim']}D tensor{tail}"
+        )
+
+    return text
+
+
+_ROWS_WORDS = (
+    "Sampling parameter tensor batch size mismatch: expected length {rows} to match the "
+    "reference tensor batch size, but got length {length}"
+)
+
+
+def said(per_row: tuple[str, ...]) -> list[Said]:
+    """FlashInfer's messages for a threshold tensor of the wrong rank or length: both
+    refuse it where fi_compat does (a length is refused by FlashInfer unless it equals
+    the first tensor's rows; fi_compat also accepts the indices' length)."""
+    py, cpp = "0.4.0 sampling.py _check_tensor_param", "0.6.0 csrc/sampling_utils.h"
+    out = []
+    for n in per_row:
+        out += [
+            Said(f"{n}.rank", _rank_words(True), since="0.4.0", until="0.6.0", ref=py),
+            Said(f"{n}.rank", _rank_words(False), since="0.6.0", ref=cpp),
+            Said(
+                f"{n}.rows",
+                _ROWS_WORDS + " with shape {shape}.",
+                since="0.4.0",
+                until="0.6.0",
+                ref=py,
+            ),
+            Said(f"{n}.rows", _ROWS_WORDS + ".", since="0.6.0", ref=cpp),
+        ]
+    return out
 
 
 # -- seed / offset ----------------------------------------------------------------------
@@ -506,6 +565,7 @@ def _sampler(
         emulations=(SeedOffset(first, RESERVE[name]),),
         results=(Samples(first, valid, degenerate),),
         devices=ew.any_cuda_device,
+        said=said(per_row),
         feature="sampling",
         floor=FLOOR if floor else None,
         matrix_note=f"served from {FLOOR}: {_FLOOR_WHY}" if floor else "",
@@ -526,6 +586,7 @@ def _renorm(name: str, first: str, per_row: str, det: str | None, dtype_fix: boo
         prepare=_prepare,
         results=(InputDtype(first),) if dtype_fix else (),
         devices=ew.any_cuda_device,
+        said=said((per_row,)),
         feature="sampling",
     )
 

@@ -24,6 +24,7 @@ import os
 from .. import errors
 from ..registry import NEWEST, at_least
 from . import enumtrans, resolve
+from .contract import refusal
 from .table import OMIT, REQUIRED, SIMPLE, is_default
 
 TYPE_CHECKING = False
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
     from ..detection import Distribution
     from ..registry import Placement, VersionRange
+    from .contract import Said
     from .table import Emulation, EntryPoint, Param
 
 NO_RECEIVER: Any = object()
@@ -101,8 +103,10 @@ class Adapter:
         self.sources: dict[str, str] = {}  # linecache file name -> source, both variants
         self.codes: dict[object, Any] = {}  # True/False: checks on/off; "debug" (set_mode)
         self.function: Any = None
+        self.said: dict[str, Said] = {}  # check id -> FlashInfer's words on this release
         if placement is None or problem is not None:
             return
+        self.said = {x.check: x for x in entry.said if x.covers(placement)}
         ps = entry.params.values()
         self.present = tuple(p.name for p in ps if p.present_in(placement))
         self.absent = tuple(p.name for p in ps if not p.present_in(placement))
@@ -392,8 +396,10 @@ class Adapter:
                     f"{where}: {name} is required (it takes {k.describe()}), got None"
                 )
             if k.literals and type(val) is str:
-                raise errors.InvalidArgumentError(
-                    f"{where}: {name}={val!r} is not a valid value; valid: {k.describe()}"
+                raise refusal(
+                    f"{where}: {name}={val!r} is not a valid value; valid: {k.describe()}",
+                    f"{name}.value",
+                    value=val,
                 )
             hint = (
                 ""
@@ -402,9 +408,28 @@ class Adapter:
                 "fi_compat.written_for(release) binds positional arguments by that "
                 "release's order)"
             )
-            raise errors.InvalidArgumentError(
-                f"{where}: {name} must be {k.describe()}, got {short(val)}{hint}"
+            raise refusal(
+                f"{where}: {name} must be {k.describe()}, got {short(val)}{hint}",
+                f"{name}.kind",
+                value=val,
+                type=type(val).__name__,
             )
+
+    def in_flashinfer_words(self, exc: BaseException) -> None:
+        """Append the installed release's own message for the check that refused the
+        call (``exc.check``, an entry's :class:`~fi_compat._core.contract.Said` row for
+        this release) to ``exc``'s message, once; ``exc.flashinfer_message`` holds it."""
+        check = getattr(exc, "check", None)
+        said = self.said.get(check) if check is not None else None
+        if said is None or getattr(exc, "flashinfer_message", None) is not None:
+            return
+        text = said.render(getattr(exc, "facts", {}))
+        if not text:
+            return
+        text = text.strip()
+        exc.flashinfer_message = text  # type: ignore[attr-defined]
+        head = str(exc.args[0]) if exc.args else ""
+        exc.args = (f"{head} (flashinfer-python {self.release} says: {text})", *exc.args[1:])
 
     # -- the general path -------------------------------------------------------------
     def translate(
@@ -417,7 +442,23 @@ class Adapter:
         """Stable arguments -> (keyword arguments of the release's call, post-steps).
         ``receiver``: the instance a method is called on (a normaliser may read it);
         ``import_target``: import FlashInfer's function once every argument check passed
-        (the enum tables come with it), before the emulations' pre-steps."""
+        (the enum tables come with it), before the emulations' pre-steps.  A refusal
+        carries the release's own words for it where it has them
+        (:meth:`in_flashinfer_words`)."""
+        try:
+            return self._translate(kw, extra, receiver, import_target)
+        except errors.FiCompatError as exc:
+            if self.said:
+                self.in_flashinfer_words(exc)
+            raise
+
+    def _translate(
+        self,
+        kw: dict[str, Any],
+        extra: dict[str, Any],
+        receiver: Any,
+        import_target: bool,
+    ) -> tuple[dict[str, Any], list[tuple[Emulation, object]]]:
         err = resolve.problem_error(self)
         if err is not None:
             raise err

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from ..detection import Distribution
     from .adapter import Adapter
-    from .contract import Contract, Tensor
+    from .contract import Contract, Said, Tensor
 
 __all__ = [
     "OMIT",
@@ -490,6 +490,7 @@ class EntryPoint:
         attr_spelled: tuple[tuple[str, str], ...] = (),
         host_tensors: bool | tuple[str, str] = False,
         removed_fix: str = "",
+        said: Sequence[Said] = (),
     ) -> None:
         self.facade = facade
         self.name = name
@@ -515,6 +516,9 @@ class EntryPoint:
 
             self.contract = c = Contract(self, contracts, validate, validate_args, prepare)
             self.validate, self.validate_args, self.prepare = c.lazy, c.args, c.prepare
+        # said: FlashInfer's own messages for checks fi_compat makes too, by release
+        # (fi_compat._core.contract.Said): appended to fi_compat's errors there
+        self.said = tuple(said)
         self.emulations = {e.name: e for e in emulations}
         self.normalizers = tuple(normalizers)
         self.results = tuple(results)
@@ -633,6 +637,9 @@ class EntryPoint:
                 raise ValueError(f"{self.name}: parameter {n}: {exc}") from None
         if self.contract is not None:
             self.contract.bind(self.params)
+        unknown = [x.check for x in self.said if x.param not in self.params]
+        if unknown:
+            raise ValueError(f"{self.name}: FlashInfer wording for {unknown}: no such parameter")
         facts.apply(self)
         self.bound = True
 
