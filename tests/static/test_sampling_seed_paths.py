@@ -26,35 +26,12 @@ import torch
 from fi_compat import errors
 from fi_compat._adapters import sampling as adapter
 from fi_compat.registry import at_least, place
+from support.philox import M64, CudaGenerator, with_state
 from support.sampling_cases import SAMPLERS, B, args, facade, releases
 
 DATA = json.loads((Path(__file__).parent / "snapshots" / "sampling-seed-paths.json").read_text())
 SEEDED = [*SAMPLERS, "chain_speculative_sampling"]
 CELLS = [(n, r) for n in SEEDED for r in releases(n)]
-TORCH_DEFAULT_SEED = 67280421310721  # a new torch.Generator's seed (c10 default_rng_seed_val)
-M64 = 2**64
-
-
-class CudaGenerator:
-    """The state protocol of torch's CUDA generator (``CUDAGeneratorImpl``)."""
-
-    def __init__(self, seed: int = TORCH_DEFAULT_SEED, offset: int = 0) -> None:
-        self.seed, self.offset = seed % M64, offset % M64
-
-    def get_state(self) -> torch.Tensor:
-        vals = [v - M64 if v >= 2**63 else v for v in (self.seed, self.offset)]
-        return torch.tensor(vals, dtype=torch.int64).view(torch.uint8)
-
-    def set_state(self, state: torch.Tensor) -> None:
-        seed, offset = (v % M64 for v in state.view(torch.int64).tolist())
-        assert offset % 4 == 0, "offset must be a multiple of 4"  # torch's check
-        self.seed, self.offset = seed, offset
-
-    def philox_cuda_state(self, increment: int) -> tuple[int, int]:
-        """torch's reservation: the offset before, advanced by ceil4(increment)."""
-        out = (self.seed, self.offset)
-        self.offset = (self.offset + (increment + 3) // 4 * 4) % M64
-        return out
 
 
 class _Torch:
@@ -122,16 +99,10 @@ def generators(monkeypatch: pytest.MonkeyPatch) -> CudaGenerator:
     default CUDA generator is one with a known seed."""
     default = CudaGenerator(seed=4321, offset=64)
     monkeypatch.setattr(
-        adapter, "philox_generator", lambda d, s, o: _with_state(adapter.philox_state(s, o))
+        adapter, "philox_generator", lambda d, s, o: with_state(adapter.philox_state(s, o))
     )
     monkeypatch.setattr(adapter, "default_generator", lambda index: default)
     return default
-
-
-def _with_state(state: torch.Tensor) -> CudaGenerator:
-    g = CudaGenerator()
-    g.set_state(state)
-    return g
 
 
 def _orders(name: str) -> list[str]:
