@@ -11,7 +11,16 @@ from __future__ import annotations
 
 
 class FiCompatError(Exception):
-    """Base class of every error fi_compat raises."""
+    """Base class of every error fi_compat raises.
+
+    ``check``: the id of the check that refused the call (``"top_k.rank"``: the
+    parameter and what about it), where the diagnostic names one.
+    ``flashinfer_message``: the installed FlashInfer release's own message for the same
+    refusal, where that release makes it too (the message ends with it, so code and
+    tests that match FlashInfer's text keep working); ``None`` otherwise."""
+
+    check: str | None = None
+    flashinfer_message: str | None = None
 
 
 class FiCompatWarning(UserWarning):

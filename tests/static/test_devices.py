@@ -4,12 +4,16 @@ for, TRTLLM-gen cubins that cannot be loaded (asked once per device, not per cal
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import torch
 
 from fi_compat import _device, errors
+from fi_compat._adapters.fused_moe import MOE_FLOOR
 from fi_compat._device import assume_capability
+from fi_compat.registry import at_least, place
+from support import quant_gemm_cases as quant_cases
 from support.helpers import facade_for, inputs
 from support.moe_helpers import args, moe_facade
 from support.spy import Spy, snapshot_signature
@@ -93,3 +97,35 @@ def test_unloadable_cubins_are_answered_once(monkeypatch: pytest.MonkeyPatch) ->
         ok.check_device(0)  # CUTLASS kernels are JIT-built, no cubins needed
     assert 0 in ok.ns["_DEV"] and asked == [1]
     assert torch.zeros(1).device.type == "cpu"
+
+
+def _interleave_facades(release: str) -> list[tuple[str, Any, Any]]:
+    """``block_scale_interleave`` through both facades that serve ``release``."""
+    out = []
+    if at_least(place(release), quant_cases.SPECS["block_scale_interleave"].since):
+        f, spy, _ = quant_cases.facade("block_scale_interleave", release)
+        out.append(("fi_compat.quantization", f, spy))
+    if at_least(place(release), MOE_FLOOR):
+        f, spy, _ = moe_facade("block_scale_interleave", release)
+        out.append(("fi_compat.fused_moe", f, spy))
+    return out
+
+
+@pytest.mark.parametrize("release", quant_cases.releases("block_scale_interleave"))
+def test_block_scale_interleave_host_tensors_by_release(cuda_only: None, release: str) -> None:
+    """A CPU tensor reaches FlashInfer's host swizzle on 0.2.9-0.3.1.post1; from 0.4.0
+    FlashInfer's function reads the device's compute capability first (bare ``ValueError:
+    device must be a cuda device``), so both facades refuse it before the call."""
+    sf = torch.zeros(128, 4, dtype=torch.uint8)
+    for facade, f, spy in _interleave_facades(release):
+        if not at_least(place(release), "0.4.0"):
+            f(sf)
+            assert spy.last["unswizzled_sf"] is sf, facade
+            continue
+        with pytest.raises(
+            errors.UnsupportedDeviceError,
+            match=r"unswizzled_sf is on cpu; .*CUDA devices only from flashinfer-python "
+            r"0\.4\.0 on \(.*device must be a cuda device",
+        ):
+            f(sf)
+        assert spy.calls == [], facade

@@ -139,8 +139,9 @@ def case_gpus_by_release(name: str, release: str, sig: Any = None) -> None:
     if e.devices is None:
         return
     _, _, a = facade(name, release, sig)
-    if e.host_tensors:  # a CPU tensor is served (host code), also without allow_cpu
-        a.check_device(-1)
+    host = e.host_tensors  # True, or (the first release without the host path, why)
+    if host is True or (isinstance(host, tuple) and not at_least(place(release), host[0])):
+        a.check_device(-1)  # a CPU tensor is served (host code), also without allow_cpu
     pl = place(release)
     sm90 = {
         "bmm_fp8": True,

@@ -184,11 +184,15 @@ def case_samples_match_the_newest_convention(name: str, release: str, sig: Any =
 
 
 def case_seed_and_offset(name: str, release: str, sig: Any = None, monkeypatch: Any = None) -> None:
-    """Ints: forwarded from 0.6.0, a generator in that Philox state before; tensors:
-    forwarded from 0.6.4, refused naming 0.6.4 before; the same checks everywhere."""
+    """Ints: forwarded from 0.6.0, a generator with that seed before (its offset is
+    what the release turns into the kernel's ``offset``: the kernel-level check is
+    ``tests/static/test_sampling_seed_paths.py``); tensors: forwarded from 0.6.4,
+    refused naming 0.6.4 before, one value per row refused before 0.7.2; the same
+    checks everywhere."""
     if "seed" not in SPECS[name].params:
         return
     kw = args(name)
+    x = next(iter(kw.values()))
     pl = place(release)
     made: list[tuple[Any, int, int]] = []
     marker = object()
@@ -204,16 +208,25 @@ def case_seed_and_offset(name: str, release: str, sig: Any = None, monkeypatch: 
     if at_least(pl, "0.6.0"):
         assert spy.last["seed"] == 1234 and spy.last["offset"] == 8 and made == []
     else:
-        assert spy.last["generator"] is marker and made == [(torch.device("cpu"), 1234, 8)]
+        assert spy.last["generator"] is marker and [m[:2] for m in made] == [(x.device, 1234)]
         assert "seed" not in spy.raw_kwargs[-1]
     seed_t = torch.tensor([5], dtype=torch.int64)
     off_t = torch.tensor([0], dtype=torch.int64)
+    rows = torch.arange(B, dtype=torch.int64)
     if at_least(pl, "0.6.4"):
         f(**kw, seed=seed_t, offset=off_t)
         assert spy.last["seed"] is seed_t
     else:
         with pytest.raises(errors.UnsupportedParameterError, match=r"0\.6\.4"):
             f(**kw, seed=seed_t, offset=off_t)
+    if at_least(pl, "0.7.2"):  # seed_arr[bx * seed_stride]: one per row
+        f(**kw, seed=rows, offset=off_t)
+        assert spy.last["seed"] is rows
+    elif at_least(pl, "0.6.4"):  # seed_arr[0] for every row
+        with pytest.raises(errors.UnsupportedParameterError, match=r"one value per row.*0\.7\.2"):
+            f(**kw, seed=rows, offset=off_t)
+        with pytest.raises(errors.UnsupportedParameterError, match=r"0\.7\.2"):
+            f(**kw, seed=seed_t, offset=rows)
     n = len(spy.calls)
     bad = [
         ({"seed": 3}, "seed and offset go together"),

@@ -44,7 +44,7 @@ from .._core.facts import key as snapshot_key
 from ..device import cutlass_moe_arch_problem, trtllm_moe_arch_problem
 from ..enums import ACTIVATION_TO_GATED
 from ..errors import InvalidArgumentError
-from ._elementwise import OutputCopy
+from ._elementwise import OutputCopy, any_cuda_device
 from ._moe_scales import (
     Fp4Scales,
     Fp8BlockScales,
@@ -57,6 +57,7 @@ from ._moe_scales import (
     validate_cutlass,
     validate_trtllm,
 )
+from .quantization import HOST_SWIZZLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -575,14 +576,21 @@ SPECS: dict[str, EntryPoint] = {
 # -- weight/scale preparation helpers (top-level FlashInfer functions) ----------------
 
 
-def _helper(name: str, params: list[Param]) -> EntryPoint:
+def _helper(name: str, params: list[Param], **kw: Any) -> EntryPoint:
     return _entry(
         name,
         params,
         module="flashinfer",
         feature="quantization",
-        matrix_note="weight preparation (host or GPU tensors)",
+        matrix_note=kw.pop("matrix_note", "weight preparation (host or GPU tensors)"),
+        **kw,
     )
+
+
+def _device_of(x: Any) -> int:
+    """The CUDA index of ``x`` (-1 off CUDA); no other check (the helpers take any
+    layout FlashInfer takes)."""
+    return x.get_device()  # type: ignore[no-any-return]
 
 
 HELPERS = {
@@ -596,6 +604,13 @@ HELPERS = {
         _helper(
             "block_scale_interleave",
             [],
+            # the same function as fi_compat.quantization's: no host path from 0.4.0 (so
+            # on every release served here), refused before the call
+            validate=_device_of,
+            validate_args=("unswizzled_sf",),
+            devices=any_cuda_device,
+            host_tensors=HOST_SWIZZLE,
+            matrix_note="weight preparation (CUDA tensors: no host path from 0.4.0)",
         ),
         _helper("reorder_rows_for_gated_act_gemm", [Param("x")]),
     )

@@ -23,12 +23,17 @@ Read from the released sources (``_snapshots/flashinfer.*.json``, ``csrc/nv_inte
   (``mxfp4_quantize``, ``mxfp8_quantize``), ``"auto"`` (= ``"cuda"``) from 0.7.4.
 * ``nvfp4_quantize(sfLayout=layout_linear)`` is ignored by 0.2.9-0.6.6 unless
   ``do_shuffle`` (they return 128x4 scales): refused there, naming 0.6.7.
-* ``block_scale_interleave`` (the 128x4 swizzle of uint8 block scales, a CUDA kernel or,
-  for CPU tensors, a host loop): called ``nvfp4_block_scale_interleave`` in 0.2.9-0.2.12,
-  renamed in 0.2.13 (the old name stays an alias); 0.2.9-0.2.12 build its CUDA module
-  for SM100 only (``gen_fp4_quantization_sm100_module``), 0.2.13+ for the device's own
-  arch, so a CUDA tensor on an older GPU is refused there.  ``out=`` is 0.7.2.post1's
-  (copied into before).
+* ``block_scale_interleave`` (the 128x4 swizzle of uint8 block scales, a CUDA kernel;
+  the C++ op also has a host loop for CPU tensors): called
+  ``nvfp4_block_scale_interleave`` in 0.2.9-0.2.12, renamed in 0.2.13 (the old name
+  stays an alias); 0.2.9-0.2.12 build its CUDA module for SM100 only
+  (``gen_fp4_quantization_sm100_module``), 0.2.13+ for the device's own arch, so a CUDA
+  tensor on an older GPU is refused there.  CPU tensors reach the host loop on
+  0.2.9-0.3.1.post1 (which still need a CUDA device for the JIT build); from 0.4.0 the
+  Python function first calls ``get_compute_capability(unswizzled_sf.device)``, which
+  raises ``ValueError("device must be a cuda device")`` for them, so fi_compat refuses
+  them before the call (``UnsupportedDeviceError``).  ``out=`` is 0.7.2.post1's (copied
+  into before).
 * ``e2m1_and_ufp8sf_scale_to_float`` is a host loop (it moves its inputs to the CPU and
   returns a CPU float32 tensor); ``global_scale_tensor=None`` fails in every release
   (``None.cpu()``): fi_compat passes ``1.0``, the identity of the multiplication.
@@ -390,6 +395,14 @@ def _prepare_interleave() -> None:
     _UINT8[0] = torch.uint8
 
 
+# 0.4.0 fp4_quantization.py block_scale_interleave: get_compute_capability(device) first
+HOST_SWIZZLE = (
+    "0.4.0",
+    "it reads the input device's compute capability first: ValueError 'device must be a "
+    "cuda device'",
+)
+
+
 def _interleave() -> EntryPoint:
     copy = OutputCopy("out")
     e = EntryPoint(
@@ -408,9 +421,9 @@ def _interleave() -> EntryPoint:
             "0.2.9-0.2.12 build the swizzle's CUDA module for SM100 only (a host tensor works)",
             since="0.2.13",
         ),
-        host_tensors=True,
+        host_tensors=HOST_SWIZZLE,
         feature="quantization",
-        matrix_note="a CUDA kernel or, for CPU tensors, host code",
+        matrix_note="a CUDA kernel (CPU tensors: host code before 0.4.0)",
     )
     copy.entry = e
     return e

@@ -20,11 +20,36 @@ Read from the released sources (``_snapshots/sampling.*.json``, ``csrc/sampling.
   (any positive probability in the row it sampled) and writes ``0`` where it is False,
   so both outputs match 0.6.7+ (one reduction over the probabilities per call).
 * ``seed`` / ``offset`` (0.6.0, ints; tensors from 0.6.4) seed the Philox stream the
-  kernels draw from (``curand_init(seed, row, offset)``, the same since 0.2.3).  Before
-  0.6.0 the kernel takes that state from ``generator`` (``philox_cuda_state``), so
-  fi_compat passes a fresh CUDA generator holding ``(seed, offset)``: the same stream.
-  Tensor seeds (read on the device, CUDA-graph friendly) need 0.6.4.  Both or neither:
-  every release ignores a lone ``seed`` or ``offset``; fi_compat refuses it.
+  kernels draw from (``curand_init(seed, row, offset)``, the same since 0.2.3); 0.6.0+
+  hand them to the kernel as given.  Before 0.6.0 the kernel's ``(seed, offset)``
+  comes from ``generator``, and fi_compat passes a fresh CUDA generator whose state
+  makes it ``(seed, offset)``, which depends on how the release reads a generator
+  (``tools/seed_paths.py`` records it for every release):
+
+  - 0.2.3-0.3.1.post1: the C++ extension calls torch's ``philox_cuda_state(n)``, which
+    returns the generator's offset *before* reserving ``n``: state ``(seed, offset)``;
+  - 0.4.0-0.5.3: Python's ``get_seed_and_offset(n, generator)`` (FI#1641) returns the
+    offset *after* adding ``ceil4(n)``: state ``(seed, offset - ceil4(n))`` (mod 2**64,
+    as the release's int64 arithmetic wraps), with ``n`` the release's own reservation
+    (``batch``; ``batch * vocab`` from logits; ``batch * 32`` for top-k / top-p /
+    top-k-top-p; ``batch * (n + 1)`` for ``chain_speculative_sampling``).
+
+  A generator's offset is a multiple of 4 (torch checks it), so an offset that is not
+  needs 0.6.0.  Tensor seeds (read on the device, CUDA-graph friendly) need 0.6.4; a
+  tensor of one value per row is read as one per row from 0.7.2 (``seed_arr[bx *
+  seed_stride]``), while 0.6.4-0.7.1 read element 0 for every row
+  (``seed_arr[0]``): fi_compat refuses length > 1 there.  Both or neither: every
+  release ignores a lone ``seed`` or ``offset``; fi_compat refuses it.
+* ``generator=None`` (and no seed) draws from torch's default CUDA generator of the
+  input's device, advancing it (0.6.0's ``get_default_generators``, FI#2295).
+  0.4.0-0.5.3 build a fresh ``torch.Generator`` per call instead (FI#2284), so every
+  call there draws the same numbers (seed 67280421310721, offset 0) and
+  ``torch.manual_seed`` has no effect; 0.2.3-0.3.1.post1 use the *current* device's
+  default generator.  fi_compat passes the input device's default generator to all
+  releases before 0.6.0.  (With a generator, 0.4.0-0.7.2.post1 hand the kernel the
+  offset after the reservation and 0.2.3-0.3.1.post1 and 0.7.4 the one before it: the
+  same generator state gives a different stream there; fi_compat leaves that as the
+  release does.)
 * ``top_k_renorm_probs`` / ``top_k_mask_logits`` compute in the input's dtype from 0.6.0
   (float32 before, returned as float32): fi_compat returns the input's dtype everywhere.
 * ``is_deterministic`` (``top_p_renorm_probs`` 0.6.7, ``top_k_renorm_probs`` 0.7.1)
@@ -36,15 +61,16 @@ Read from the released sources (``_snapshots/sampling.*.json``, ``csrc/sampling.
 
 from __future__ import annotations
 
-from .._core import Emulation, EntryPoint, Param, ResultHook
+from .._core import Emulation, EntryPoint, Normalizer, Param, ResultHook
 from .._core.adapter import short
-from ..errors import InvalidArgumentError
+from .._core.contract import Said, refusal
+from ..errors import InvalidArgumentError, UnsupportedParameterError
 from ..registry import at_least
 from . import _elementwise as ew
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from .._core import Adapter
@@ -134,14 +160,21 @@ def _diagnose(
             continue
         if not isinstance(t, torch.Tensor):
             number = "an int" if n == "top_k" else "a float"
-            raise InvalidArgumentError(
+            raise refusal(
                 f"{where}: {n} must be {number} or a 1-D tensor of one value per row, got "
-                f"{short(t)}"
+                f"{short(t)}",
+                f"{n}.kind",
             )
         if t.dim() != 1 or t.shape[0] not in rows:
-            raise InvalidArgumentError(
+            # FlashInfer's own words (SAID) name these checks "rank" and "rows"
+            raise refusal(
                 f"{where}: {n} must be a number or a 1-D tensor of one value per row "
-                f"({' or '.join(map(str, sorted(rows)))}), got {tuple(t.shape)}"
+                f"({' or '.join(map(str, sorted(rows)))}), got {tuple(t.shape)}",
+                f"{n}.rank" if t.dim() != 1 else f"{n}.rows",
+                ndim=t.dim(),
+                shape=t.shape,
+                length=t.shape[0] if t.dim() else None,
+                rows=x.shape[0],
             )
     others = {"indices": idx} | {n: t for n, t in zip(per_row, thresholds, strict=True)}
     ew.check_device(
@@ -180,24 +213,78 @@ def check_seed(where: str, first: str, x: Any, batch: int, seed: Any, offset: An
             )
 
 
+# -- FlashInfer's own words for the per-row thresholds --------------------------------
+
+
+def _rank_words(python: bool) -> Callable[[Mapping[str, Any]], str]:
+    """``_check_tensor_param`` (0.4.0-0.5.3 sampling.py, FI#1652) / ``check_tensor_param``
+    (0.6.0+ csrc/sampling_utils.h, FI#2160) on a threshold tensor that is not 1-D; the
+    Python form adds the shape."""
+
+    def text(f: Mapping[str, Any]) -> str:
+        tail = f" with shape {f['shape']}." if python else "."
+        if f["ndim"] == 0:
+            return (
+                "Expected a 1D tensor of shape (batch_size,) or scalar for the sampling "
+                f"parameter, but got a 0-dimensional tensor{tail}"
+            )
+        return (
+            "Expected a 1D tensor or scalar for the sampling parameter, but got a "
+            f"{f['ndim']}D tensor{tail}"
+        )
+
+    return text
+
+
+_ROWS_WORDS = (
+    "Sampling parameter tensor batch size mismatch: expected length {rows} to match the "
+    "reference tensor batch size, but got length {length}"
+)
+
+
+def said(per_row: tuple[str, ...]) -> list[Said]:
+    """FlashInfer's messages for a threshold tensor of the wrong rank or length: both
+    refuse it where fi_compat does (a length is refused by FlashInfer unless it equals
+    the first tensor's rows; fi_compat also accepts the indices' length)."""
+    py, cpp = "0.4.0 sampling.py _check_tensor_param", "0.6.0 csrc/sampling_utils.h"
+    out = []
+    for n in per_row:
+        out += [
+            Said(f"{n}.rank", _rank_words(True), since="0.4.0", until="0.6.0", ref=py),
+            Said(f"{n}.rank", _rank_words(False), since="0.6.0", ref=cpp),
+            Said(
+                f"{n}.rows",
+                _ROWS_WORDS + " with shape {shape}.",
+                since="0.4.0",
+                until="0.6.0",
+                ref=py,
+            ),
+            Said(f"{n}.rows", _ROWS_WORDS + ".", since="0.6.0", ref=cpp),
+        ]
+    return out
+
+
 # -- seed / offset ----------------------------------------------------------------------
 
 
 class SeedOffset(Emulation):
     """``seed`` / ``offset``: native from 0.6.0 (ints) and 0.6.4 (tensors); before
-    0.6.0 a fresh CUDA generator in that Philox state stands in (the kernels read the
-    same two numbers from it).  Their checks are part of the metadata checks
+    0.6.0 a fresh CUDA generator whose state the release turns into ``(seed, offset)``
+    (see the module docstring; ``reserve(kw)``: the release's reservation ``n`` for
+    0.4.0-0.5.3).  Seed tensors of one value per row are refused on 0.6.4-0.7.1, which
+    read element 0 for every row.  Their checks are part of the metadata checks
     (:func:`check_seed`), on every release."""
 
     name = "seed_offset"
     params = ("seed", "offset")
-    boundaries = ("0.6.0", "0.6.4")
+    boundaries = ("0.4.0", "0.6.0", "0.6.4", "0.7.2")
 
-    def __init__(self, first: str) -> None:
+    def __init__(self, first: str, reserve: Callable[[dict[str, Any]], int]) -> None:
         self.first = first
+        self.reserve = reserve
 
     def may_apply(self, p: Placement) -> bool:
-        return not at_least(p, "0.6.4")
+        return not at_least(p, "0.7.2")
 
     def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:
         seed, offset = kw["seed"], kw["offset"]
@@ -205,10 +292,14 @@ class SeedOffset(Emulation):
             return False
         pl = adapter.placement
         assert pl is not None
-        if at_least(pl, "0.6.4"):
+        if at_least(pl, "0.7.2"):
             return False
-        tensors = not (type(seed) is int and type(offset) is int)
-        return tensors or not at_least(pl, "0.6.0")
+        if type(seed) is int and type(offset) is int:
+            return not at_least(pl, "0.6.0")
+        if not at_least(pl, "0.6.4"):
+            return True  # a tensor: refused in before()
+        # 0.6.4-0.7.1 read seed_arr[0] / offset_arr[0] for every row
+        return bool(seed.shape[0] != 1 or offset.shape[0] != 1)
 
     def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
         import torch
@@ -216,30 +307,104 @@ class SeedOffset(Emulation):
         seed, offset = kw["seed"], kw["offset"]
         p = adapter.entry.params["seed"]
         if isinstance(seed, torch.Tensor):
-            raise adapter.unsupported(p, seed, "0.6.4", value=True)
+            pl = adapter.placement
+            assert pl is not None
+            if not at_least(pl, "0.6.4"):
+                raise adapter.unsupported(p, seed, "0.6.4", value=True)
+            rows = max(seed.shape[0], offset.shape[0])
+            raise UnsupportedParameterError(
+                f"{adapter.entry.dotted}: seed/offset tensors of one value per row "
+                f"({rows} rows) need flashinfer-python>=0.7.2; installed: "
+                f"{adapter.release}, whose kernels read element 0 of each for every row "
+                f"(sampling.cuh seed_arr[0]), so the rows would not get their own "
+                f"seeds. Fix: pip install 'flashinfer-python>=0.7.2', or pass length-1 "
+                f"tensors (one seed and offset for the batch).",
+                parameter="seed",
+                installed=str(adapter.release),
+                minimum="0.7.2",
+            )
         if offset % 4:
             # a CUDA generator's Philox offset is a multiple of 4 (torch checks it)
             raise adapter.unsupported(adapter.entry.params["offset"], offset, "0.6.0", True)
+        pl = adapter.placement
+        assert pl is not None
+        if at_least(pl, "0.4.0"):
+            # 0.4.0-0.5.3 get_seed_and_offset: the kernel gets state + ceil4(n)
+            offset = (offset - (self.reserve(kw) + 3) // 4 * 4) % 2**64
         kw["generator"] = philox_generator(kw[self.first].device, seed, offset)
         return None
 
     def describe(self, p: Placement) -> str | None:
-        if not at_least(p, "0.6.0"):
+        if not at_least(p, "0.4.0"):
             return "`seed`/`offset` (ints) through a CUDA generator in that Philox state"
+        if not at_least(p, "0.6.0"):
+            return (
+                "`seed`/`offset` (ints) through a CUDA generator at `offset` minus the "
+                "release's reservation (its `get_seed_and_offset` adds it back)"
+            )
         if not at_least(p, "0.6.4"):
             return "`seed`/`offset` tensors need 0.6.4 (ints native)"
+        if not at_least(p, "0.7.2"):
+            return "`seed`/`offset` tensors of one value per row need 0.7.2"
         return None
 
 
+def philox_state(seed: int, offset: int) -> Any:
+    """The 16-byte state of torch's CUDA generator for Philox ``(seed, offset)``: both
+    as int64 (two's complement above 2**63), as ``get_state()`` returns it."""
+    import torch
+
+    state = [v - 2**64 if v >= 2**63 else v for v in (seed, offset)]
+    return torch.tensor(state, dtype=torch.int64).view(torch.uint8)
+
+
 def philox_generator(device: Any, seed: int, offset: int) -> Any:
-    """A CUDA generator whose Philox state is ``(seed, offset)``: the 16-byte state of
-    torch's CUDA generator, as 0.6.0+ read it (``get_seed_and_offset``)."""
+    """A CUDA generator in Philox state ``(seed, offset)`` (:func:`philox_state`)."""
     import torch
 
     gen = torch.Generator(device=device)
-    state = [v - 2**64 if v >= 2**63 else v for v in (seed, offset)]
-    gen.set_state(torch.tensor(state, dtype=torch.int64).view(torch.uint8))
+    gen.set_state(philox_state(seed, offset))
     return gen
+
+
+def default_generator(index: int) -> Any:
+    """torch's default CUDA generator of device ``index`` (``None`` off CUDA, where no
+    release runs; only fi_compat's own tests pass host tensors)."""
+    if index < 0:
+        return None
+    import torch
+
+    return torch.cuda.default_generators[index]
+
+
+class DefaultGenerator(Normalizer):
+    """``generator=None`` before 0.6.0: torch's default CUDA generator of the input's
+    device, as 0.6.0+ take it (``get_default_generators(device)``, FI#2295).
+    0.4.0-0.5.3 build a fresh ``torch.Generator`` per call (FI#1641; FI#2284: every call
+    draws the same numbers); 0.2.3-0.3.1.post1 take the current device's."""
+
+    out = ("generator",)
+    boundaries = ("0.6.0",)
+
+    def __init__(self, first: str) -> None:
+        self.args = (first, "generator")
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.6.0"):
+            return None
+
+        def fill(x: Any, generator: Any) -> tuple[Any]:
+            if generator is None:
+                return (default_generator(x.get_device()),)
+            return (generator,)
+
+        return fill
+
+    def describe(self, p: Placement) -> str | None:
+        if at_least(p, "0.6.0"):
+            return None
+        return "`generator=None`: the default CUDA generator of the input's device"
 
 
 # -- results ------------------------------------------------------------------------------
@@ -336,6 +501,28 @@ def _common() -> list[Param]:
     ]
 
 
+def _rows(kw: dict[str, Any], first: str) -> int:
+    return _batch(kw[first], kw["indices"])
+
+
+# get_seed_and_offset(n, generator) of 0.4.0-0.5.3 sampling.py, per kernel: the batch
+# (indices' length, else the rows); batch * vocab for the Gumbel-max draw from logits;
+# batch * 32 for the rejection samplers (top-p, top-k, top-k-top-p; the logits form
+# reaches top_p / top_k_top_p_sampling_from_probs); draft_probs' b * (n + 1) for chain
+RESERVE: dict[str, Callable[[dict[str, Any]], int]] = {
+    "sampling_from_probs": lambda kw: _rows(kw, "probs"),
+    "sampling_from_logits": lambda kw: _rows(kw, "logits") * kw["logits"].shape[1],
+    "top_p_sampling_from_probs": lambda kw: _rows(kw, "probs") * 32,
+    "top_k_sampling_from_probs": lambda kw: _rows(kw, "probs") * 32,
+    "min_p_sampling_from_probs": lambda kw: _rows(kw, "probs"),
+    "top_k_top_p_sampling_from_logits": lambda kw: _rows(kw, "logits") * 32,
+    "top_k_top_p_sampling_from_probs": lambda kw: _rows(kw, "probs") * 32,
+    "chain_speculative_sampling": lambda kw: (
+        kw["draft_probs"].shape[0] * (kw["draft_probs"].shape[1] + 1)
+    ),
+}
+
+
 def _sampler(
     name: str,
     first: str = "probs",
@@ -374,9 +561,11 @@ def _sampler(
         validate=_validator(name, first, per_row, indices=True),
         validate_args=(first, "indices", "seed", "offset", *per_row),
         prepare=_prepare,
-        emulations=(SeedOffset(first),),
+        normalizers=(DefaultGenerator(first),),
+        emulations=(SeedOffset(first, RESERVE[name]),),
         results=(Samples(first, valid, degenerate),),
         devices=ew.any_cuda_device,
+        said=said(per_row),
         feature="sampling",
         floor=FLOOR if floor else None,
         matrix_note=f"served from {FLOOR}: {_FLOOR_WHY}" if floor else "",
@@ -397,6 +586,7 @@ def _renorm(name: str, first: str, per_row: str, det: str | None, dtype_fix: boo
         prepare=_prepare,
         results=(InputDtype(first),) if dtype_fix else (),
         devices=ew.any_cuda_device,
+        said=said((per_row,)),
         feature="sampling",
     )
 
@@ -419,7 +609,8 @@ def _chain() -> EntryPoint:
         validate=_validate_chain,
         validate_args=("draft_probs", "draft_token_ids", "target_probs", "seed", "offset"),
         prepare=_prepare,
-        emulations=(SeedOffset("draft_probs"),),
+        normalizers=(DefaultGenerator("draft_probs"),),
+        emulations=(SeedOffset("draft_probs", RESERVE[name]),),
         devices=ew.any_cuda_device,
         feature="sampling",
         floor=FLOOR,

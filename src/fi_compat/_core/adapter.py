@@ -24,6 +24,7 @@ import os
 from .. import errors
 from ..registry import NEWEST, at_least
 from . import enumtrans, resolve
+from .contract import refusal
 from .table import OMIT, REQUIRED, SIMPLE, is_default
 
 TYPE_CHECKING = False
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
     from ..detection import Distribution
     from ..registry import Placement, VersionRange
+    from .contract import Said
     from .table import Emulation, EntryPoint, Param
 
 NO_RECEIVER: Any = object()
@@ -101,8 +103,10 @@ class Adapter:
         self.sources: dict[str, str] = {}  # linecache file name -> source, both variants
         self.codes: dict[object, Any] = {}  # True/False: checks on/off; "debug" (set_mode)
         self.function: Any = None
+        self.said: dict[str, Said] = {}  # check id -> FlashInfer's words on this release
         if placement is None or problem is not None:
             return
+        self.said = {x.check: x for x in entry.said if x.covers(placement)}
         ps = entry.params.values()
         self.present = tuple(p.name for p in ps if p.present_in(placement))
         self.absent = tuple(p.name for p in ps if not p.present_in(placement))
@@ -272,13 +276,25 @@ class Adapter:
         e = self.entry
         first = e.validate_args[0]
         if index < 0:
-            if e.host_tensors or _device.cpu_allowed():
+            host = e.host_tensors
+            until = host[0] if isinstance(host, tuple) else None
+            pl = self.placement
+            served = host is True or (
+                until is not None and pl is not None and not at_least(pl, until)
+            )
+            if served or _device.cpu_allowed():
                 self.ns["_DEV"] = self.ns["_DEV"] | {index}
                 return
             where = str(getattr(sample, "device", "cpu or meta"))
+            since = ""
+            if isinstance(host, tuple):
+                since = (
+                    f" from flashinfer-python {until} on ({host[1]}; installed: "
+                    f"{self.release}); releases before {until} run it on the host"
+                )
             raise errors.UnsupportedDeviceError(
-                f"{e.dotted}: {first} is on {where}; {e.qualname} runs on CUDA devices only. "
-                f"Fix: move the tensors to a CUDA device (all on one device)."
+                f"{e.dotted}: {first} is on {where}; {e.qualname} runs on CUDA devices "
+                f"only{since}. Fix: move the tensors to a CUDA device (all on one device)."
             )
         assert e.devices is not None and self.placement is not None
         import torch
@@ -380,8 +396,10 @@ class Adapter:
                     f"{where}: {name} is required (it takes {k.describe()}), got None"
                 )
             if k.literals and type(val) is str:
-                raise errors.InvalidArgumentError(
-                    f"{where}: {name}={val!r} is not a valid value; valid: {k.describe()}"
+                raise refusal(
+                    f"{where}: {name}={val!r} is not a valid value; valid: {k.describe()}",
+                    f"{name}.value",
+                    value=val,
                 )
             hint = (
                 ""
@@ -390,9 +408,28 @@ class Adapter:
                 "fi_compat.written_for(release) binds positional arguments by that "
                 "release's order)"
             )
-            raise errors.InvalidArgumentError(
-                f"{where}: {name} must be {k.describe()}, got {short(val)}{hint}"
+            raise refusal(
+                f"{where}: {name} must be {k.describe()}, got {short(val)}{hint}",
+                f"{name}.kind",
+                value=val,
+                type=type(val).__name__,
             )
+
+    def in_flashinfer_words(self, exc: BaseException) -> None:
+        """Append the installed release's own message for the check that refused the
+        call (``exc.check``, an entry's :class:`~fi_compat._core.contract.Said` row for
+        this release) to ``exc``'s message, once; ``exc.flashinfer_message`` holds it."""
+        check = getattr(exc, "check", None)
+        said = self.said.get(check) if check is not None else None
+        if said is None or getattr(exc, "flashinfer_message", None) is not None:
+            return
+        text = said.render(getattr(exc, "facts", {}))
+        if not text:
+            return
+        text = text.strip()
+        exc.flashinfer_message = text  # type: ignore[attr-defined]
+        head = str(exc.args[0]) if exc.args else ""
+        exc.args = (f"{head} (flashinfer-python {self.release} says: {text})", *exc.args[1:])
 
     # -- the general path -------------------------------------------------------------
     def translate(
@@ -405,7 +442,23 @@ class Adapter:
         """Stable arguments -> (keyword arguments of the release's call, post-steps).
         ``receiver``: the instance a method is called on (a normaliser may read it);
         ``import_target``: import FlashInfer's function once every argument check passed
-        (the enum tables come with it), before the emulations' pre-steps."""
+        (the enum tables come with it), before the emulations' pre-steps.  A refusal
+        carries the release's own words for it where it has them
+        (:meth:`in_flashinfer_words`)."""
+        try:
+            return self._translate(kw, extra, receiver, import_target)
+        except errors.FiCompatError as exc:
+            if self.said:
+                self.in_flashinfer_words(exc)
+            raise
+
+    def _translate(
+        self,
+        kw: dict[str, Any],
+        extra: dict[str, Any],
+        receiver: Any,
+        import_target: bool,
+    ) -> tuple[dict[str, Any], list[tuple[Emulation, object]]]:
         err = resolve.problem_error(self)
         if err is not None:
             raise err

@@ -39,20 +39,32 @@ Checks a contract cannot say (a value of another parameter, a tensor-or-pair) st
 hook: ``EntryPoint(contracts=..., validate=hook, validate_args=extra)`` calls
 ``hook(*contract tensors, *extra)`` after the contract passed (it raises or returns).
 Torch is not imported here: dtype names are bound at the first call.
+
+**FlashInfer's own words.**  Every refusal names its check, ``"<param>.<what>"``
+(``what``: ``type``, ``like``, ``rank``, ``dtype``, ``shape``, ``contiguous``,
+``device`` here; a hook's diagnostic builds its errors with :func:`refusal` and its own
+ids), with the facts it found (``ndim``, ``shape``, ...).  Where a release refuses the
+same input with a message of its own, ``EntryPoint(said=[Said(check, text, since=,
+until=, ref=)])`` records that message for the releases that raise it; the adapter of
+such a release appends it to fi_compat's message (and sets ``flashinfer_message``), so
+code and tests that match FlashInfer's text (``pytest.raises(ValueError, match=...)``)
+keep working through fi_compat.  The error stays fi_compat's typed error.
 """
 
 from __future__ import annotations
 
 from .. import errors
+from ..registry import at_least
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
+    from ..registry import Placement
     from .table import EntryPoint, Param
 
-__all__ = ["FP16", "INDEX", "Contract", "Tensor"]
+__all__ = ["FP16", "INDEX", "Contract", "Said", "Tensor", "refusal"]
 
 FP16 = ("float16", "bfloat16")
 INDEX = ("int32", "int64")
@@ -96,6 +108,57 @@ def _parse_dims(text: str) -> list[Token]:
     if sum(t[0] == "rest" for t in out) > 1:
         raise ValueError(f"{text!r} has more than one ... / *name")
     return out
+
+
+def refusal(message: str, check: str, **facts: Any) -> errors.InvalidArgumentError:
+    """An :class:`~fi_compat.errors.InvalidArgumentError` naming the check that failed
+    (``"<param>.<what>"``) and its facts (the values :class:`Said` texts format)."""
+    exc = errors.InvalidArgumentError(message)
+    exc.check = check
+    exc.facts = facts  # type: ignore[attr-defined]
+    return exc
+
+
+class Said:
+    """FlashInfer's own message for a check fi_compat makes too, on the releases whose
+    code raises it (``since`` inclusive, ``until`` exclusive).
+
+    ``text``: the message as that code formats it, a ``str.format`` template over the
+    check's facts, or ``f(facts) -> str | None`` where the wording depends on them
+    (``None``: the release says nothing of its own for these facts).  ``ref``: the file
+    (and line) of that release that raises it."""
+
+    __slots__ = ("check", "text", "since", "until", "ref")
+
+    def __init__(
+        self,
+        check: str,
+        text: str | Callable[[Mapping[str, Any]], str | None],
+        *,
+        since: str,
+        until: str | None = None,
+        ref: str,
+    ) -> None:
+        param, dot, what = check.partition(".")
+        if not (param and dot and what):
+            raise ValueError(f"a check id is '<param>.<what>', got {check!r}")
+        self.check = check
+        self.text = text
+        self.since = since
+        self.until = until
+        self.ref = ref
+
+    @property
+    def param(self) -> str:
+        return self.check.partition(".")[0]
+
+    def covers(self, p: Placement) -> bool:
+        return at_least(p, self.since) and (self.until is None or not at_least(p, self.until))
+
+    def render(self, facts: Mapping[str, Any]) -> str | None:
+        if callable(self.text):
+            return self.text(facts)
+        return self.text.format(**facts)
 
 
 class Tensor:
@@ -505,8 +568,11 @@ class Contract:
         vals = dict(zip(self.args, args, strict=True))
         env: dict[str, tuple[Any, str]] = {}  # symbol -> (value, "param.shape[i]")
 
-        def bad(msg: str) -> errors.InvalidArgumentError:
-            return errors.InvalidArgumentError(f"{w}: {msg}")
+        def bad(msg: str, check: str, x: Any = None) -> errors.InvalidArgumentError:
+            facts: dict[str, Any] = {}
+            if isinstance(x, torch.Tensor):
+                facts = {"ndim": x.dim(), "shape": x.shape, "dtype": x.dtype, "device": x.device}
+            return refusal(f"{w}: {msg}", check, **facts)
 
         for n, t in self.tensors.items():
             x = vals[n]
@@ -515,7 +581,8 @@ class Contract:
             if not isinstance(x, torch.Tensor):
                 raise bad(
                     f"{n} must be a torch.Tensor{' or None' if n in self.optional else ''}, got "
-                    f"{type(x).__name__}"
+                    f"{type(x).__name__}",
+                    f"{n}.type",
                 )
             shape = tuple(x.shape)
             why = f" ({t.why})" if t.why else ""
@@ -524,21 +591,33 @@ class Contract:
                 if shape != tuple(o.shape) or x.dtype != o.dtype:
                     raise bad(
                         f"{n} must have {t.like}'s shape and dtype {tuple(o.shape)} {o.dtype}, "
-                        f"got {shape} {x.dtype}"
+                        f"got {shape} {x.dtype}",
+                        f"{n}.like",
+                        x,
                     )
             ranks = t.ranks()
             if (ranks is not None and len(shape) not in ranks) or len(shape) < t.fixed:
                 if t.named:
-                    raise bad(f"{n} must be {t.rank_text()} {t.layout()}, got shape {shape}")
-                raise bad(f"{n} must be {t.expected()}, got {shape} {x.dtype}")
+                    raise bad(
+                        f"{n} must be {t.rank_text()} {t.layout()}, got shape {shape}",
+                        f"{n}.rank",
+                        x,
+                    )
+                raise bad(f"{n} must be {t.expected()}, got {shape} {x.dtype}", f"{n}.rank", x)
             if t.dtypes and x.dtype not in self._dtypes[n]:
-                raise bad(f"{n} must be {t.expected()}{why}, got {shape} {x.dtype}")
+                raise bad(
+                    f"{n} must be {t.expected()}{why}, got {shape} {x.dtype}", f"{n}.dtype", x
+                )
             if t.dtype is not None and x.dtype != vals[t.dtype].dtype:
                 if t.match is not None:
                     raise self._mismatch(n, t, x, vals[t.match])
                 o = vals[t.dtype]
                 note = f"; {t.why}" if t.why else ""
-                raise bad(f"{n} must have {t.dtype}'s dtype ({o.dtype}{note}), got {x.dtype}")
+                raise bad(
+                    f"{n} must have {t.dtype}'s dtype ({o.dtype}{note}), got {x.dtype}",
+                    f"{n}.dtype",
+                    x,
+                )
             for tok, pos in t.positions(len(shape)):
                 if tok[0] == "any" or (tok[0] == "rest" and tok[1] is None):
                     continue
@@ -561,13 +640,21 @@ class Contract:
                     last = pos in (-1, len(shape) - 1)
                     side = "last dimension" if last else f"dimension {_index_text(pos)}"
                     even = f"an even {side}" if c == 2 else f"the {side} a multiple of {c}"
-                    raise bad(f"{n} must be {t.layout()} ({even}), got shape {shape}")
+                    raise bad(
+                        f"{n} must be {t.layout()} ({even}), got shape {shape}", f"{n}.shape", x
+                    )
                 env[name] = (got if c == 1 else got // c, where)
             if t.contiguous is True and not x.is_contiguous():
-                raise bad(f"{n} must be contiguous{why}, got strides {tuple(x.stride())}")
+                raise bad(
+                    f"{n} must be contiguous{why}, got strides {tuple(x.stride())}",
+                    f"{n}.contiguous",
+                    x,
+                )
             if t.contiguous == "last" and x.stride(-1) != 1:
                 raise bad(
-                    f"{n} must have a unit stride in its last dimension{why}, got {x.stride()}"
+                    f"{n} must have a unit stride in its last dimension{why}, got {x.stride()}",
+                    f"{n}.contiguous",
+                    x,
                 )
         for n, t in self.tensors.items():
             x = vals[n]
@@ -576,7 +663,9 @@ class Contract:
             ref = t.device or self.anchor
             r = vals[ref]
             if x.get_device() != r.get_device():
-                raise bad(f"{n} must be on {ref}'s device ({r.device}), got {x.device}")
+                raise bad(
+                    f"{n} must be on {ref}'s device ({r.device}), got {x.device}", f"{n}.device", x
+                )
 
     def _dims(
         self, n: str, t: Tensor, shape: tuple[int, ...], env: dict[str, Any], sym: str | None
@@ -597,8 +686,10 @@ class Contract:
         expect = f"({', '.join(want)}{',' if len(want) == 1 else ''})"
         rank = "" if t.has_rest else f"{t.rank_text()} "
         src = f" ({sym} = {env[sym][0]} from {env[sym][1]})" if sym else ""
-        return errors.InvalidArgumentError(
-            f"{self.where}: {n} must be {rank}{t.layout()} = {expect}{src}, got shape {shape}"
+        return refusal(
+            f"{self.where}: {n} must be {rank}{t.layout()} = {expect}{src}, got shape {shape}",
+            f"{n}.shape",
+            shape=shape,
         )
 
     def _mismatch(self, n: str, t: Tensor, x: Any, o: Any) -> errors.InvalidArgumentError:
@@ -606,7 +697,10 @@ class Contract:
         theirs = {tok[1] for tok in self.tensors[t.match].tokens if tok[0] in ("sym", "rest")}
         shared = [tok[1] for tok in t.tokens if tok[0] in ("sym", "rest") and tok[1] in theirs]
         what = ", ".join(["dtype", *shared[:-1]]) + (f" and {shared[-1]}" if shared else "")
-        return errors.InvalidArgumentError(
+        return refusal(
             f"{self.where}: {n} must match {t.match} in {what}: {t.match} {tuple(o.shape)} "
-            f"{o.dtype}, {n} {tuple(x.shape)} {x.dtype}"
+            f"{o.dtype}, {n} {tuple(x.shape)} {x.dtype}",
+            f"{n}.shape",
+            shape=x.shape,
+            dtype=x.dtype,
         )

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from ..detection import Distribution
     from .adapter import Adapter
-    from .contract import Contract, Tensor
+    from .contract import Contract, Said, Tensor
 
 __all__ = [
     "OMIT",
@@ -495,8 +495,9 @@ class EntryPoint:
         lean: bool = False,
         fallback: Callable[..., Any] | None = None,
         attr_spelled: tuple[tuple[str, str], ...] = (),
-        host_tensors: bool = False,
+        host_tensors: bool | tuple[str, str] = False,
         removed_fix: str = "",
+        said: Sequence[Said] = (),
     ) -> None:
         self.facade = facade
         self.name = name
@@ -522,6 +523,9 @@ class EntryPoint:
 
             self.contract = c = Contract(self, contracts, validate, validate_args, prepare)
             self.validate, self.validate_args, self.prepare = c.lazy, c.args, c.prepare
+        # said: FlashInfer's own messages for checks fi_compat makes too, by release
+        # (fi_compat._core.contract.Said): appended to fi_compat's errors there
+        self.said = tuple(said)
         self.emulations = {e.name: e for e in emulations}
         self.normalizers = tuple(normalizers)
         self.results = tuple(results)
@@ -532,7 +536,9 @@ class EntryPoint:
         # with it, ``validate`` returns the CUDA index of its tensors (-1: not on CUDA)
         self.devices = devices
         # host_tensors: the function also takes CPU tensors (a host implementation, e.g.
-        # the block-scale swizzle), so ``validate`` returning -1 is not refused
+        # the block-scale swizzle), so ``validate`` returning -1 is not refused; a pair
+        # (release, why): only before that release (from it, a CPU tensor is refused
+        # before the call, the message saying why)
         self.host_tensors = host_tensors
         # debug(adapter, kw): value checks that read tensor contents (host syncs), run on
         # every call in debug mode only (FI_COMPAT_DEBUG=1, fi_compat.set_debug)
@@ -638,6 +644,9 @@ class EntryPoint:
                 raise ValueError(f"{self.name}: parameter {n}: {exc}") from None
         if self.contract is not None:
             self.contract.bind(self.params)
+        unknown = [x.check for x in self.said if x.param not in self.params]
+        if unknown:
+            raise ValueError(f"{self.name}: FlashInfer wording for {unknown}: no such parameter")
         facts.apply(self)
         self.bound = True
 
