@@ -54,7 +54,13 @@ from support.spy import stub  # noqa: E402
 # one release per era of enable_pdl: none (0.2.0.post1), bool (0.2.5), Optional and not
 # clamped (0.4.1), clamped in norm (0.7.4)
 RELEASES = ("0.2.0.post1", "0.2.5", "0.4.1", "0.7.4")
-CASES = ("rmsnorm", "fused_add_rmsnorm", "silu_and_mul", "apply_rope_pos_ids")
+CASES = (
+    "rmsnorm",
+    "fused_add_rmsnorm",
+    "silu_and_mul",
+    "apply_rope_pos_ids",
+    "apply_rope_with_cos_sin_cache",
+)
 
 
 def stand_in(name: str, release: str) -> Any:
@@ -85,6 +91,10 @@ def args(name: str) -> tuple[Any, ...]:
     if name == "apply_rope_pos_ids":
         q = torch.randn(8, 4, 64, dtype=torch.bfloat16)
         return (q, q.clone(), torch.arange(8, dtype=torch.int32))
+    if name == "apply_rope_with_cos_sin_cache":
+        q = torch.randn(8, 4 * 64, dtype=torch.bfloat16)
+        cache = torch.randn(32, 64)
+        return (torch.arange(8, dtype=torch.int32), q, q.clone(), 64, cache)
     return (x,)
 
 
@@ -159,6 +169,8 @@ def main() -> int:
     ap.add_argument("--real", action="store_true", help="FlashInfer's own kernels on CUDA")
     ap.add_argument("--batches", type=int, default=100)
     ap.add_argument("--per", type=int, default=200)
+    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated functions")
+    ap.add_argument("--releases", default=",".join(RELEASES), help="comma-separated releases")
     o = ap.parse_args()
     if o.real:
         return real(o)
@@ -170,8 +182,8 @@ def main() -> int:
         f"{'function':20s} {'release':12s} {'direct':>8s} {'fi_compat':>10s} {'added':>8s} "
         f"{'no checks':>10s}"
     )
-    for name in CASES:
-        for rel in RELEASES:
+    for name in o.cases.split(","):
+        for rel in o.releases.split(","):
             target = stand_in(name, rel)
             f = facade(name, rel, target)
             a = args(name)

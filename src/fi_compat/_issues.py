@@ -281,4 +281,88 @@ ISSUES: tuple[dict[str, object], ...] = (
         "confirmed": True,
         "when": {"sequences": "zero-length"},
     },
+    {
+        "id": "rope-head-dim-segfault",
+        "releases": ("0.2.1.post1", "0.4.0"),
+        "arch": "any",
+        "feature": "rope",
+        "kind": "broken",
+        "summary": "a head size other than 64, 128, 256 or 512 kills the process with SIGSEGV "
+        "in every RoPE function (apply_rope*, apply_llama31_rope*, and "
+        "apply_rope_with_cos_sin_cache(_inplace) via _apply_rope_pos_ids_cos_sin_cache): "
+        "DISPATCH_HEAD_DIM's FLASHINFER_ERROR throw does not survive the TORCH_LIBRARY "
+        "binding of these releases (measured on an H100 with 0.3.1: apply_rope head 80 -> "
+        "signal 11; a c10 dtype error through the same op raises cleanly). The pybind11 "
+        "(0.2.0.post1-0.2.1) and TVM-FFI (0.4.0+) bindings raise RuntimeError instead",
+        "ref": "csrc/flashinfer_rope_ops.cu (TORCH_LIBRARY_FRAGMENT); utils.cuh DISPATCH_HEAD_DIM "
+        "(0.3.1 l.175); other head sizes run in apply_rope_with_cos_sin_cache from 0.6.0 "
+        "(FI#2109, issue FI#2104)",
+        "workaround": "pip install 'flashinfer-python>=0.6.0' and use "
+        "apply_rope_with_cos_sin_cache(_inplace) (fi_compat refuses these calls before the "
+        "launch: InvalidArgumentError for apply_rope* / apply_llama31_rope* on every release, "
+        "as no release runs them; UnsupportedParameterError naming 0.6.0 for the cos/sin-cache "
+        "form where 0.6.0+ computes it)",
+        "confirmed": True,
+        "when": {"head_size": "not 64/128/256/512"},
+    },
+    {
+        "id": "rope-quantize-rotary-alignment",
+        "releases": ("0.6.0", None),
+        "arch": "any",
+        "feature": "rope.cos_sin_cache",
+        "kind": "broken",
+        "summary": "apply_rope_with_cos_sin_cache(_inplace) with a head size other than 64, "
+        "128, 256 or 512 runs the RopeQuantize kernel, whose 16-element vectors are not "
+        "checked against rotary_dim: with is_neox=True and rotary_dim % 32 != 0 the result is "
+        "silently wrong ((head, rotary) (80, 80), (96, 48), (112, 112), (160, 80)) or the "
+        "kernel faults with cudaErrorMisalignedAddress, poisoning the CUDA context ((80, 40), "
+        "(112, 56)); interleaved with rotary_dim % 16 != 0 its last vector races the "
+        "unrotated part ((80, 40), (112, 56) wrong in place on 0.6.7). Measured on an H100 "
+        "with 0.6.7 and 0.7.4; the kernel is unchanged 0.6.0-0.7.4",
+        "ref": "FI#2109 (routes BatchQKApplyRotaryPosIdsCosSinCache to RopeQuantize); 0.7.4 "
+        "pos_enc.cuh:1294 vec_size = 32 / sizeof(DType), :1532-1636",
+        "workaround": "a head size of 64/128/256/512, or a RoPE outside FlashInfer for that "
+        "shape; NeoX rotary_dim % 32 == 0 and interleaved % 16 == 0 run exactly (e.g. (96, 96), "
+        "(160, 160), (192, 96)) (fi_compat refuses the others before the launch with "
+        "InvalidArgumentError on every release, as no release computes them)",
+        "confirmed": True,
+        "when": {"rotary_dim": "NeoX: not a multiple of 32; interleaved: not a multiple of 16"},
+    },
+    {
+        "id": "activation-misaligned-hidden-size",
+        "releases": ("0.2.0.post1", "0.7.1"),
+        "arch": "any",
+        "feature": "activation",
+        "kind": "broken",
+        "summary": "silu_and_mul / gelu_and_mul / gelu_tanh_and_mul with a hidden size d % 8 "
+        "== 4 (e.g. 3420, Qwen2.5-VL's vision MLP) fault with cudaErrorMisalignedAddress, "
+        "poisoning the CUDA context: the kernel moves 8 fp16/bf16 elements at a time and the "
+        "second half starts d elements in, while the Python guard only checks the whole row "
+        "(read from the sources of every release 0.2.0.post1-0.7.0.post1; not measured)",
+        "ref": "issue FI#2526, fixed by FI#5013 in 0.7.1 (vec_size = the widest power of 2 "
+        "dividing d); 0.7.0.post1 activation.cuh:32, activation.py:103",
+        "workaround": "pip install 'flashinfer-python>=0.7.1', or pad the hidden size to a "
+        "multiple of 8 (fi_compat refuses d % 8 != 0 before the launch on these releases with "
+        "UnsupportedParameterError naming 0.7.1)",
+        "confirmed": True,
+        "when": {"hidden_size": "not a multiple of 8"},
+    },
+    {
+        "id": "page-append-head-dim",
+        "releases": ("0.2.0.post1", None),
+        "arch": "any",
+        "feature": "page",
+        "kind": "broken",
+        "summary": "append_paged_kv_cache with a head_dim other than 64, 128, 256 or 512: "
+        "AppendPagedKVCache dispatches on those four only (DISPATCH_HEAD_DIM) in every "
+        "release, a RuntimeError; on 0.2.1.post1-0.3.1.post1 the throw goes through the "
+        "TORCH_LIBRARY binding that kills the process in RoPE (read from the sources; the "
+        "crash measured for RoPE, not for this kernel)",
+        "ref": "0.7.4 page.cuh:502, 0.2.0.post1 page.cuh:390; csrc/flashinfer_page_ops.cu "
+        "(TORCH_LIBRARY) 0.2.1.post1-0.3.1.post1",
+        "workaround": "a paged KV cache with head_dim 64, 128, 256 or 512 (fi_compat refuses "
+        "others before the launch with InvalidArgumentError on every release)",
+        "confirmed": True,
+        "when": {"head_dim": "not 64/128/256/512"},
+    },
 )

@@ -88,6 +88,11 @@ def on_device(t: torch.Tensor, index: int = 1) -> torch.Tensor:
         (lambda: Tensor(match="x"), "give dims"),
         (lambda: Tensor("a", contiguous="first"), "contiguous must be"),
         (lambda: Tensor(contiguous="last"), "at least one dimension"),
+        (lambda: Tensor("a b", sizes={"c": (1,)}, sizes_why="."), "no plain named dimension"),
+        (lambda: Tensor("2*a", sizes={"a": (1,)}, sizes_why="."), "no plain named dimension"),
+        (lambda: Tensor("a", sizes={"a": ()}, sizes_why="."), "non-empty tuple"),
+        (lambda: Tensor("a", sizes={"a": (1.5,)}, sizes_why="."), "non-empty tuple"),
+        (lambda: Tensor("a", sizes={"a": (1,)}), "needs sizes_why"),
     ],
 )
 def test_parse_errors(build: Any, fragment: str) -> None:
@@ -297,6 +302,36 @@ def test_multiples_literals_and_named_groups() -> None:
     )
 
 
+def test_sizes_a_dimension_may_take() -> None:
+    """``sizes=``: a named dimension limited to the values a kernel dispatches on; one
+    membership test in the fast check, the accepted values and the why in the message."""
+    why = "the kernel has those. Fix: another size"
+    c = contract(
+        {
+            "q": Tensor("n h d", dtypes=FP16, sizes={"d": (64, 128)}, sizes_why=why),
+            "k": Tensor("n g d", match="q"),
+        }
+    )
+    assert c.function is not None
+    assert "_s_q[2] in _SZ_q_d" in c.source
+    for d in (64, 128):
+        q = torch.zeros(2, 4, d, dtype=BF)
+        assert c.function(q, torch.zeros(2, 1, d, dtype=BF)) == -1
+    msg = refused(
+        c,
+        r"q has d = 80 \(q.shape\[2\], shape \(2, 4, 80\)\); it must be 64 or 128: the kernel",
+        torch.zeros(2, 4, 80, dtype=BF),
+        torch.zeros(2, 1, 80, dtype=BF),
+    )
+    assert msg.endswith("Fix: another size")
+    refused(  # k agrees with q: the usual message, not the sizes one
+        c,
+        "k must match q",
+        torch.zeros(2, 4, 64, dtype=BF),
+        torch.zeros(2, 1, 80, dtype=BF),
+    )
+
+
 def test_optional_tensors() -> None:
     c = contract({"x": Tensor("n"), "buf": Tensor("n", dtypes="int32")}, {"buf": "Tensor | None"})
     x = torch.zeros(4)
@@ -361,7 +396,7 @@ def test_a_hook_runs_after_the_contract_with_its_extra_arguments() -> None:
 
 AGREE = {
     "x": Tensor("*batch 2*d", dtypes=FP16),
-    "w": Tensor("d", dtype="x"),
+    "w": Tensor("d", dtype="x", sizes={"d": (1, 2)}, sizes_why="a kernel's sizes"),
     "k": Tensor("*batch d", match="x"),
     "r": Tensor(like="x"),
     "idx": Tensor("_", dtypes=INDEX, contiguous=True),

@@ -4,6 +4,7 @@ live in ``tests/support/elementwise_cases.py``; tests/live repeats them against 
 installed releases' live signatures)."""
 
 from support.elementwise_cases import (  # noqa: F401  (pytest collects the imported tests)
+    test_activation_hidden_size_the_kernel_cannot_align,
     test_bad_input_is_refused_before_the_call,
     test_enable_pdl_means_the_newest_meaning_on_every_release,
     test_every_function_covers_every_release_that_has_it,

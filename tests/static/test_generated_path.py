@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import torch
@@ -232,3 +232,65 @@ def test_generated_and_general_paths_forward_the_same_call(
         assert torch.equal(x, y)
     if states[0] is not None:
         assert torch.equal(states[0], states[1])
+
+
+def test_a_check_with_passes_is_called_only_where_its_inline_test_fails() -> None:
+    """``Normalizer.passes``: the generated code tests the expression inline and calls
+    the check only where it is false; translate() always calls it; a rewriting
+    normaliser (``out``) cannot have one."""
+    from fi_compat._core import EntryPoint, Normalizer
+    from fi_compat._core.contract import Tensor
+    from fi_compat.detection import Distribution
+    from fi_compat.errors import InvalidArgumentError
+
+    seen: list[int] = []
+
+    class Even(Normalizer):
+        args = ("x",)
+        out = ()
+        passes = "x.shape[0] in _EVEN_ROWS"
+        passes_ns: ClassVar[dict[str, object]] = {"_EVEN_ROWS": frozenset({2, 4})}
+
+        def build(self, adapter: Any) -> Any:
+            def check(x: Any) -> tuple[Any, ...]:
+                seen.append(x.shape[0])
+                if x.shape[0] % 2:
+                    raise InvalidArgumentError("odd rows")
+                return ()
+
+            return check
+
+    def reorder_rows_for_gated_act_gemm(x: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def entry(nm: Normalizer) -> EntryPoint:
+        return EntryPoint(
+            facade="fi_compat.example",
+            name="reorder_rows_for_gated_act_gemm",
+            module="flashinfer",
+            params=(),
+            contracts={"x": Tensor("rows cols")},
+            normalizers=(nm,),
+        )
+
+    e = entry(Even())
+    e.bind_stub(reorder_rows_for_gated_act_gemm)
+    a = e.select(Distribution("flashinfer-python", "0.6.7", "<t>", ""))
+    fn = a.build(reorder_rows_for_gated_act_gemm)
+    a._publish(lambda **kw: "called")
+    assert "if not (x.shape[0] in _EVEN_ROWS):" in a.source
+    assert fn(torch.zeros(4, 2)) == "called"  # the first call (translate) calls it
+    seen.clear()
+    assert fn(torch.zeros(4, 2)) == "called" and fn(torch.zeros(2, 2)) == "called"
+    assert seen == []  # the generated code: the inline test only
+    assert fn(torch.zeros(6, 2)) == "called" and seen[-1] == 6  # not in the set: called
+    with pytest.raises(InvalidArgumentError, match="odd rows"):
+        fn(torch.zeros(3, 2))
+
+    class Rewrites(Even):
+        out = ("x",)
+
+    e2 = entry(Rewrites())
+    e2.bind_stub(reorder_rows_for_gated_act_gemm)
+    with pytest.raises(ValueError, match="passes= is for a check"):
+        e2.select(Distribution("flashinfer-python", "0.6.7", "<t>", ""))

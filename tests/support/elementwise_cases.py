@@ -292,6 +292,36 @@ def test_bad_input_is_refused_before_the_call(
     assert spy.calls == []
 
 
+@pytest.mark.parametrize(("name", "release"), [c for c in CELLS if c[0] in ACT])
+def test_activation_hidden_size_the_kernel_cannot_align(name: str, release: str) -> None:
+    """A hidden size d % 8 != 0 before 0.7.1 (whose kernel moves 8 elements at a time and
+    faults on the misaligned second half, FI#2526) is refused before the launch with
+    UnsupportedParameterError naming 0.7.1 (FI#5013), also with the metadata checks off;
+    0.7.1+ compute every even last dimension, and d % 8 == 0 runs on every release."""
+    fixed = at_least(place(release), "0.7.1")
+    for d in (4, 12, 3420, 6, 1):
+        kw = _args(name, hidden=2 * d)
+        if fixed:
+            want = KernelSpy(name, release)(**{k: v.clone() for k, v in kw.items()})
+            f, spy = facade(name, release)
+            assert torch.equal(f(**kw), want) and torch.equal(f(*kw.values()), want)
+            continue
+        for checks in (True, False):
+            f, spy = facade(name, release)
+            f.adapter.set_validation(checks)
+            for positional in (False, True):
+                with pytest.raises(errors.UnsupportedParameterError, match=rf"d = {d} ") as e:
+                    f(*kw.values()) if positional else f(**kw)
+                assert (e.value.minimum, e.value.parameter) == ("0.7.1", "input")
+            assert spy.calls == []
+    for d in (8, 16, 4096):
+        kw = _args(name, hidden=2 * d)
+        f, spy = facade(name, release)
+        assert torch.equal(f(**kw), KernelSpy(name, release)(**kw))
+    if not fixed:  # the common case: one inline test, no call
+        assert "if not (input.shape[-1] % 16 == 0):" in f.adapter.source
+
+
 def test_every_function_covers_every_release_that_has_it() -> None:
     for name, e in ENTRIES.items():
         rel = _releases(name)

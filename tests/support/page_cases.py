@@ -19,7 +19,7 @@ from fi_compat.detection import Distribution
 from fi_compat.registry import at_least, place
 from support.spy import BindSpy, snapshot_signature, stub
 
-NNZ, HEADS, DIM, PAGE = 7, 2, 16, 4
+NNZ, HEADS, DIM, PAGE = 7, 2, 64, 4
 
 
 class PageSpy(BindSpy):
@@ -134,6 +134,12 @@ def case_bad_input_is_refused(name: str, release: str, sig: Any = None) -> None:
         bad.append(({"append_key": kw["append_key"][0]}, r"\[nnz, heads, head_dim\]"))
         bad.append(({"kv_indptr": kw["kv_indptr"].float()}, "kv_indptr must be a 1-D int32"))
         bad.append(({"positions": None}, "positions must be a torch.Tensor"))
+        # AppendPagedKVCache's DISPATCH_HEAD_DIM has 64/128/256/512 only, every release
+        # (a throw; the process dies on 0.2.1.post1-0.3.1.post1's TORCH_LIBRARY binding)
+        for head in (80, 96, 192):
+            rows = {n: torch.randn(NNZ, HEADS, head).half() for n in ("append_key", "append_value")}
+            rows["paged_kv_cache"] = torch.zeros(3, 2, PAGE, HEADS, head).half()
+            bad.append((rows, rf"head_dim = {head} .*must be 64, 128, 256 or 512"))
     elif name == "get_batch_indices_positions":
         bad.append(({"seq_lens": kw["seq_lens"].float()}, "seq_lens must be a 1-D int32"))
         bad.append(({"positions": torch.zeros(NNZ, dtype=torch.int64)}, "1-D int32 tensor"))

@@ -129,8 +129,131 @@ def case_old_cos_sin_order_fails_loudly(name: str, release: str, sig: Any = None
     assert spy.calls == []
 
 
+# (head_size, rotary_dim, is_neox) of the cos/sin-cache form measured on an H100 with
+# 0.6.7 and 0.7.4 (tools/gpu/probe_rope.py), where head sizes outside 64/128/256/512 run
+# the RopeQuantize kernel (0.6.0+, FI#2109); before 0.6.0 DISPATCH_HEAD_DIM refuses them
+# (SIGSEGV on 0.2.1.post1-0.3.1.post1, measured with 0.3.1)
+CACHE_EXACT = [
+    (96, 96, True),
+    (128, 128, True),
+    (160, 160, True),
+    (192, 192, True),
+    (192, 96, True),
+    (80, 80, False),
+    (96, 96, False),
+    (112, 112, False),
+    (160, 160, False),
+    (192, 192, False),
+    (96, 48, False),
+    (160, 80, False),
+    (192, 96, False),
+]
+CACHE_BROKEN = [  # wrong results (neox 80/80, 96/48, 112/112, 160/80), a device fault
+    (80, 80, True),  # (80/40, 112/56 neox), a race (80/40, 112/56 interleaved, 0.6.7)
+    (96, 48, True),
+    (112, 112, True),
+    (160, 80, True),
+    (80, 40, True),
+    (112, 56, True),
+    (80, 40, False),
+    (112, 56, False),
+]
+NATIVE_CACHE = [
+    (64, 64, True),
+    (64, 32, False),
+    (128, 64, True),
+    (256, 128, True),
+    (512, 512, False),
+]
+
+
+def _cache_args(head: int, rotary: int, neox: bool) -> dict[str, Any]:
+    q = torch.randn(NNZ, HQ * head).to(torch.bfloat16)
+    return {
+        "positions": torch.arange(NNZ, dtype=torch.int32),
+        "query": q,
+        "key": torch.randn(NNZ, HK * head).to(torch.bfloat16),
+        "head_size": head,
+        "cos_sin_cache": torch.randn(64, rotary),
+        "is_neox": neox,
+    }
+
+
+def _refused(f: Any, kw: dict[str, Any], err: type[Exception], msg: str) -> Exception:
+    """Refused by a keyword call and by a positional one, with the same error."""
+    got = []
+    for call in (lambda: f(**kw), lambda: f(*kw.values())):
+        with pytest.raises(err, match=msg) as exc:
+            call()
+        got.append(exc.value)
+    return got[0]
+
+
+def case_head_sizes_outside_the_kernels(name: str, release: str, sig: Any = None) -> None:
+    """Every head size and rotary_dim a release cannot compute is refused before the
+    launch, the kernel never called: apply_rope* / apply_llama31_rope* outside
+    64/128/256/512 with InvalidArgumentError on every release; the cos/sin-cache form
+    with UnsupportedParameterError naming 0.6.0 before it, InvalidArgumentError on every
+    release where RopeQuantize (0.6.0+) is wrong.  Every combination measured exact
+    still reaches the kernel."""
+    routed = at_least(place(release), "0.6.0")
+    if not name.startswith("apply_rope_with_cos_sin_cache"):
+        for head in (80, 96, 112, 160, 192, 32, 1024):
+            for rotary in (None, head // 2):
+                f, spy = facade(name, release, sig)
+                kw = args(name)
+                kw["q"] = torch.randn(NNZ, HQ, head).to(torch.bfloat16)
+                kw["k"] = torch.randn(NNZ, HK, head).to(torch.bfloat16)
+                kw["rotary_dim"] = rotary
+                _refused(
+                    f, kw, errors.InvalidArgumentError, rf"head_dim = {head} .*64, 128, 256 or 512"
+                )
+                assert spy.calls == []
+        for head in (64, 128, 256, 512):
+            f, spy = facade(name, release, sig)
+            kw = args(name)
+            kw["q"] = torch.randn(NNZ, HQ, head).to(torch.bfloat16)
+            kw["k"] = torch.randn(NNZ, HK, head).to(torch.bfloat16)
+            f(**kw)
+            f(*kw.values())
+            assert len(spy.calls) == 2
+        return
+    for head, rotary, neox in NATIVE_CACHE + CACHE_EXACT:
+        f, spy = facade(name, release, sig)
+        kw = _cache_args(head, rotary, neox)
+        if routed or head in (64, 128, 256, 512):
+            f(**kw)
+            f(*kw.values())
+            assert len(spy.calls) == 2, (head, rotary, neox)
+            continue
+        e = _refused(f, kw, errors.UnsupportedParameterError, r"needs flashinfer-python>=0\.6\.0")
+        assert isinstance(e, errors.UnsupportedParameterError)
+        assert (e.parameter, e.minimum, e.installed) == ("head_size", "0.6.0", release)
+        assert f"head_size={head}" in str(e) and f"rotary_dim {rotary}" in str(e)
+        assert spy.calls == []
+    for head, rotary, neox in [*CACHE_BROKEN, (80, 96, False)]:  # rotary_dim > head_size
+        f, spy = facade(name, release, sig)
+        kw = _cache_args(head, rotary, neox)
+        _refused(f, kw, errors.InvalidArgumentError, "no flashinfer-python release up to 0.7.4")
+        assert spy.calls == []
+    # the common case is one inline membership test in the generated code, not a call
+    f, spy = facade(name, release, sig)
+    f(**_cache_args(128, 128, True))
+    assert "if not (head_size in _ROPE_HEAD_DIMS):" in f.adapter.source
+    # the refusal stands with the metadata checks off (it guards a crash, not a shape)
+    f.adapter.set_validation(False)
+    try:
+        bad = _cache_args(80, 80, True)
+        with pytest.raises(errors.InvalidArgumentError):
+            f(**bad)
+    finally:
+        f.adapter.set_validation(True)
+    assert len(spy.calls) == 1
+
+
 CASES = [
     case_calls_bind_and_index_dtypes_are_native,
     case_bad_input_is_refused,
     case_old_cos_sin_order_fails_loudly,
+    case_head_sizes_outside_the_kernels,
 ]

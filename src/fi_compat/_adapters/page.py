@@ -8,7 +8,12 @@ Read from the released sources (``_snapshots/page.*.json``; ``flashinfer/page.py
   (``_append_paged_kv_cache_kernel``: ``batch_indices = batch_indices.int()`` ...), so
   int32 and int64 are both read correctly everywhere: no dtype rule.  No release checks
   that ``append_key`` / ``append_value`` have the cache's dtype (the kernel reinterprets
-  them as it, ``static_cast<c_type*>``): fi_compat refuses a mismatch.
+  them as it, ``static_cast<c_type*>``): fi_compat refuses a mismatch.  The kernel
+  dispatches on the cache's head_dim (which must equal ``append_key``'s) with
+  ``DISPATCH_HEAD_DIM``: 64, 128, 256 or 512 in every release, any other a
+  ``FLASHINFER_ERROR`` throw -- through the ``TORCH_LIBRARY`` binding of
+  0.2.1.post1-0.3.1.post1 (``csrc/flashinfer_page_ops.cu``) the same throw that kills the
+  process in RoPE (measured there, not for this kernel): the contract refuses it.
 * ``get_batch_indices_positions``: a Triton kernel that reads ``append_indptr`` /
   ``seq_lens`` at their own integer dtype and writes int32.  0.6.0 added the output
   buffers ``batch_indices`` / ``positions``; 0.6.8 made the rows past
@@ -26,6 +31,7 @@ from ..errors import InvalidArgumentError
 from ..registry import at_least
 from . import _elementwise as ew
 from ._attention import prepare
+from .rope import HEAD_DIMS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -121,7 +127,17 @@ SPECS: dict[str, EntryPoint] = {
     "append_paged_kv_cache": _entry(
         "append_paged_kv_cache",
         contracts={
-            "append_key": Tensor("nnz heads head_dim"),
+            "append_key": Tensor(
+                "nnz heads head_dim",
+                sizes={"head_dim": HEAD_DIMS},
+                sizes_why=(
+                    "every flashinfer-python release 0.2.0.post1-0.7.4 appends those head "
+                    "sizes only (AppendPagedKVCache's DISPATCH_HEAD_DIM, 0.7.4 page.cuh:502, "
+                    "0.2.0.post1 :390; another one is a RuntimeError there, and takes the "
+                    "throw that kills the process on 0.2.1.post1-0.3.1.post1). Fix: a paged "
+                    "KV cache with head_dim 64, 128, 256 or 512, or append the rows another way"
+                ),
+            ),
             "append_value": Tensor("nnz heads head_dim", dtype="append_key"),
             **dict.fromkeys(
                 ("batch_indices", "positions", "kv_indices", "kv_indptr", "kv_last_page_len"),

@@ -14,13 +14,63 @@ Read from the released sources (``_snapshots/rope.*.json``; ``csrc/rope.cu``):
   key, head_size, cos_sin_cache, is_neox)``: fi_compat serves the new signature from
   0.2.0.post2 (a call in the old order fails the kind check of ``head_size``, an int);
   ``cos_sin_cache`` must be float32 on every release (``ValueError`` inside otherwise).
+
+Head sizes (``DISPATCH_HEAD_DIM``, ``include/flashinfer/utils.cuh``: 64, 128, 256 and 512
+in all 74 releases; its ``default`` throws ``FLASHINFER_ERROR("Unsupported head_dim")``):
+
+* ``apply_rope*`` / ``apply_llama31_rope_pos_ids*`` dispatch on it in every release
+  (0.7.4 ``pos_enc.cuh:1652/1732/1810/1874``).  The throw is a ``RuntimeError`` on the
+  pybind11 (0.2.0.post1-0.2.1) and TVM-FFI (0.4.0+) bindings, but kills the process with
+  SIGSEGV on the ``TORCH_LIBRARY`` ones (0.2.1.post1-0.3.1.post1,
+  ``csrc/flashinfer_rope_ops.cu``; measured on an H100 with 0.3.1: ``apply_rope`` head 80
+  -> signal 11, while a ``c10::Error`` through the same op raises cleanly).  No release
+  runs another head size there, so the contract refuses it on every release.
+* ``apply_rope_with_cos_sin_cache(_inplace)``: the same dispatch until 0.5.3; 0.6.0
+  (PR #2109, issue #2104) routes every other head size to the ``RopeQuantize`` kernel
+  (0.6.0 ``pos_enc.cuh:1365``, the kernel unchanged to 0.7.4).  That kernel rotates
+  16-element vectors (``vec_size = 32 / sizeof(DType)``, 0.7.4 ``pos_enc.cuh:1294``) with
+  no check that they line up with ``rotary_dim``: with NeoX a vector straddling
+  ``rotary_dim / 2`` takes one sign and reads sin as cos (needs ``rotary_dim % 32 == 0``),
+  interleaved the last vector writes into the unrotated part that other blocks write
+  too (needs ``rotary_dim % 16 == 0``).  Measured on an H100 with 0.6.7 and 0.7.4: NeoX
+  (head, rotary) (80, 80), (96, 48), (112, 112), (160, 80) wrong results; (80, 40),
+  (112, 56) ``cudaErrorMisalignedAddress`` (a device fault that poisons the context);
+  interleaved (80, 40), (112, 56) wrong on 0.6.7 in place (a race: 0.7.4 happened to
+  pass); every rotary_dim % 32 == 0 (NeoX) / % 16 == 0 (interleaved) exact, e.g.
+  (96, 96), (160, 160), (192, 96).  :class:`CacheHeadSize` refuses what no release
+  computes with ``InvalidArgumentError`` (the same on every release) and, before 0.6.0,
+  what 0.6.0 computes with ``UnsupportedParameterError`` naming 0.6.0.
 """
 
 from __future__ import annotations
 
-from .._core import EntryPoint, Param
+from .._core import EntryPoint, Normalizer, Param
 from .._core.contract import FP16, INDEX, Tensor
+from ..errors import InvalidArgumentError, UnsupportedParameterError
+from ..registry import at_least
 from . import _elementwise as ew
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, ClassVar
+
+    from .._core import Adapter
+    from ..registry import Placement
+
+# DISPATCH_HEAD_DIM's cases in every release 0.2.0.post1-0.7.4 (utils.cuh: 0.2.0.post1
+# l.168, 0.3.1 l.175, 0.7.4 l.200)
+HEAD_DIMS = (64, 128, 256, 512)
+_NATIVE = frozenset(HEAD_DIMS)
+ROUTED = "0.6.0"  # apply_rope_with_cos_sin_cache: other head sizes -> RopeQuantize (#2109)
+_HEAD_WHY = (
+    "every flashinfer-python release 0.2.0.post1-0.7.4 dispatches these kernels on those "
+    "head sizes only (DISPATCH_HEAD_DIM; another one is a RuntimeError there, and kills "
+    "the process with SIGSEGV on 0.2.1.post1-0.3.1.post1). Fix: "
+    "apply_rope_with_cos_sin_cache(_inplace) with a float32 cos/sin cache runs other head "
+    "sizes on flashinfer-python>=0.6.0 (rotary_dim a multiple of 32 with NeoX, of 16 "
+    "interleaved)"
+)
 
 _IDX = (("0.2.0.post1", "int32"), ("0.2.7", None))
 _IDX_REF = "0.2.0.post1-0.2.6 rope.cu static_cast<int32_t*>; 0.2.7 IDTYPE dispatch"
@@ -34,7 +84,13 @@ def _qk_contract(index: tuple[str, ...]) -> dict[str, Tensor]:
     """``q`` / ``k``: ``[nnz, heads, head_dim]`` fp16/bf16, one nnz and head_dim and
     dtype; the index tensors 1-D int32/int64; one device."""
     return {
-        "q": Tensor("nnz num_heads head_dim", dtypes=FP16, why=_HALF),
+        "q": Tensor(
+            "nnz num_heads head_dim",
+            dtypes=FP16,
+            why=_HALF,
+            sizes={"head_dim": HEAD_DIMS},
+            sizes_why=_HEAD_WHY,
+        ),
         "k": Tensor("nnz num_kv_heads head_dim", match="q"),
         **{n: Tensor("_", dtypes=INDEX) for n in index},
     }
@@ -55,6 +111,88 @@ def _cache_contract() -> dict[str, Tensor]:
     }
 
 
+def routed_ok(head_size: int, rotary_dim: int, is_neox: bool) -> bool:
+    """``RopeQuantize`` (0.6.0+, head sizes outside :data:`HEAD_DIMS`) computes it: its
+    16-element vectors line up with the rotated halves (NeoX) / the rotated part."""
+    return rotary_dim <= head_size and rotary_dim % (32 if is_neox else 16) == 0
+
+
+class CacheHeadSize(Normalizer):
+    """``head_size`` outside :data:`HEAD_DIMS` in ``apply_rope_with_cos_sin_cache``:
+    refused before the launch where the installed release cannot compute it (see the
+    module docstring).  A head size the old kernel has costs one ``frozenset``
+    membership test per call (inline, :attr:`passes`)."""
+
+    args = ("query", "head_size", "cos_sin_cache", "is_neox")
+    out = ()
+    boundaries = (ROUTED,)
+    passes = "head_size in _ROPE_HEAD_DIMS"  # inline in the fast path: no call
+    passes_ns: ClassVar[Mapping[str, object]] = {"_ROPE_HEAD_DIMS": _NATIVE}
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None:
+            return None
+        where, release, native = adapter.entry.dotted, str(adapter.release), _NATIVE
+        routed = at_least(pl, ROUTED)
+
+        def refuse(head_size: int, cache: Any, is_neox: bool) -> Exception:
+            r = cache.shape[1]
+            call = (
+                f"{where}(head_size={head_size}, is_neox={bool(is_neox)}) with rotary_dim "
+                f"{r} (cos_sin_cache.shape[1])"
+            )
+            if not routed_ok(head_size, r, bool(is_neox)):
+                return InvalidArgumentError(
+                    f"{call}: no flashinfer-python release up to 0.7.4 computes this. Head "
+                    f"sizes other than 64, 128, 256 and 512 run, from 0.6.0 (PR #2109), on "
+                    f"the RopeQuantize kernel, which needs rotary_dim <= head_size and "
+                    f"rotary_dim a multiple of {32 if is_neox else 16} with "
+                    f"is_neox={bool(is_neox)} (its 16-element vectors otherwise straddle the "
+                    f"rotated {'halves' if is_neox else 'part'}: wrong results, or a "
+                    f"misaligned-address fault that poisons the CUDA context); before 0.6.0 "
+                    f"only those four head sizes run. Fix: a rotary embedding outside "
+                    f"FlashInfer for this head_size / rotary_dim"
+                )
+            return UnsupportedParameterError(
+                f"{call} needs flashinfer-python>={ROUTED}; installed: {release}, which runs "
+                f"head sizes 64, 128, 256 and 512 only (DISPATCH_HEAD_DIM: a RuntimeError, "
+                f"and SIGSEGV on 0.2.1.post1-0.3.1.post1); {ROUTED} (PR #2109) routes other "
+                f"head sizes to the RopeQuantize kernel. Fix: pip install "
+                f"'flashinfer-python>={ROUTED}'",
+                parameter="head_size",
+                installed=release,
+                minimum=ROUTED,
+            )
+
+        if routed:
+
+            def check(query: Any, head_size: int, cache: Any, is_neox: bool) -> tuple[Any, ...]:
+                if head_size in native:
+                    return ()
+                r = cache.shape[1]
+                if r <= head_size and r % (32 if is_neox else 16) == 0:
+                    return ()
+                raise refuse(head_size, cache, is_neox)
+
+        else:
+
+            def check(query: Any, head_size: int, cache: Any, is_neox: bool) -> tuple[Any, ...]:
+                if head_size in native:
+                    return ()
+                raise refuse(head_size, cache, is_neox)
+
+        return check
+
+    def describe(self, p: Placement) -> str | None:
+        if at_least(p, ROUTED):
+            return (
+                "`head_size` outside 64/128/256/512 refused unless rotary_dim <= head_size "
+                "and rotary_dim % 32 == 0 (NeoX) / % 16 == 0 (interleaved)"
+            )
+        return "`head_size` outside 64/128/256/512 refused (needs 0.6.0; SIGSEGV on some)"
+
+
 def _index(name: str) -> Param:
     return Param(name, dtypes=_IDX, note="index tensor: int32 before 0.2.7", ref=_IDX_REF)
 
@@ -71,7 +209,7 @@ def _rope(name: str, index: tuple[str, ...], llama31: bool = False) -> EntryPoin
         params=params,
         contracts=_qk_contract(index),
         devices=ew.any_cuda_device,
-        feature="rope",
+        feature="rope.computed",  # cos/sin computed by the kernel
     )
 
 
@@ -82,8 +220,9 @@ def _cache(name: str) -> EntryPoint:
         module="flashinfer.rope",
         params=(_index("positions"),),
         contracts=_cache_contract(),
+        normalizers=(CacheHeadSize(),),
         devices=ew.any_cuda_device,
-        feature="rope",
+        feature="rope.cos_sin_cache",
         # 0.2.0.post1 has the function with the pre-vLLM signature (q, k, cos_cache,
         # sin_cache, pos_ids, interleave), which no row here describes
         floor="0.2.0.post2",

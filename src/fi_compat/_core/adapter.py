@@ -97,6 +97,7 @@ class Adapter:
         self.enums: dict[str, tuple[str, str]] = {}  # name -> (stable, release) enum class
         self.normalizers: list[tuple[tuple[str, ...], tuple[str, ...], Callable[..., Any]]] = []
         self.normalizer_guards: list[tuple[str, ...]] = []  # Normalizer.only_if_given
+        self.normalizer_passes: list[str] = []  # Normalizer.passes (fast path only)
         self.results: list[tuple[tuple[str, ...], Callable[..., Any]]] = []
         self.result_serves: frozenset[str] = frozenset()
         self.source = ""  # the generated code (fi_compat.explain)
@@ -132,8 +133,12 @@ class Adapter:
         for nm in entry.normalizers:
             fn = nm.build(self)
             if fn is not None:
+                if nm.passes and nm.out:
+                    raise ValueError(f"{entry.name}: passes= is for a check (no out=)")
                 self.normalizers.append((nm.args, nm.out, fn))
                 self.normalizer_guards.append(nm.only_if_given)
+                self.normalizer_passes.append(nm.passes)
+                self.ns.update(nm.passes_ns)
         serves: set[str] = set()
         for rh in entry.results:
             rf = rh.build(self)

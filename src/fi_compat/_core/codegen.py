@@ -308,8 +308,12 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             lhs = f"{', '.join(outs)}, = " if outs else ""  # no outputs: a check
             call = f"{lhs}_N{i}({', '.join(args)})"
             guard = adapter.normalizer_guards[i]
+            passes = adapter.normalizer_passes[i]
             if guard:  # a check of arguments that are usually left out: no call then
                 pre.append(f"if {' or '.join(f'{n} is not None' for n in guard)}:")
+                pre.append(f"    {call}")
+            elif passes:  # a check whose common case is one inline test: no call then
+                pre.append(f"if not ({passes}):")
                 pre.append(f"    {call}")
             else:
                 pre.append(call)

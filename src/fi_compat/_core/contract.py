@@ -28,6 +28,11 @@ The dims language (``Tensor("nnz heads head_dim")``), one token per dimension:
 * ``...``: any number of dimensions (at most one, anywhere); ``*batch``: the same, as
   a named group that must agree wherever it appears.
 
+``sizes={"head_dim": (64, 128, 256, 512)}``: the only values a named dimension of this
+tensor may take (a kernel that dispatches on it and has no branch for the others);
+``sizes_why`` says why and what to do instead, in the diagnostic.  The fast check is one
+``frozenset`` membership test.
+
 A parameter whose annotation admits ``None`` (``Tensor | None``) is optional: ``None``
 passes, anything else is checked.  Relations: ``dtype="x"`` (``x``'s dtype), ``like="x"``
 (``x``'s shape and dtype), ``match="x"`` (``x``'s dtype and the dims it shares names with,
@@ -175,6 +180,8 @@ class Tensor:
         "device",
         "contiguous",
         "why",
+        "sizes",
+        "sizes_why",
     )
 
     def __init__(
@@ -189,9 +196,23 @@ class Tensor:
         device: str | None = None,
         contiguous: bool | str = False,
         why: str = "",
+        sizes: Mapping[str, tuple[int, ...]] | None = None,
+        sizes_why: str = "",
     ) -> None:
         self.text = dims
         self.tokens = _parse_dims(dims) if dims is not None else []
+        plain = {t[1] for t in self.tokens if t[0] == "sym" and t[2] == 1}
+        self.sizes = {k: tuple(v) for k, v in (sizes or {}).items()}
+        for k, v in self.sizes.items():
+            if k not in plain:
+                raise ValueError(
+                    f"sizes names {k!r}, which is no plain named dimension of {dims!r}"
+                )
+            if not v or not all(type(x) is int and x >= 0 for x in v):
+                raise ValueError(f"sizes[{k!r}] must be a non-empty tuple of sizes, got {v!r}")
+        if self.sizes and not sizes_why:
+            raise ValueError("sizes= needs sizes_why= (why only those, and what to do instead)")
+        self.sizes_why = sizes_why
         self.dtypes = (dtypes,) if isinstance(dtypes, str) else tuple(dtypes)
         unknown = [d for d in self.dtypes if d not in DTYPE_NAMES]
         if unknown:
@@ -516,6 +537,9 @@ class Contract:
                 at, c = f"[{pos.start or ''}:{pos.stop or ''}]", 1
             else:
                 at, c = f"[{pos}]", tok[2]
+            if tok[0] == "sym" and name in t.sizes:  # one of the sizes the kernel has
+                ns[f"_SZ_{n}_{name}"] = frozenset(t.sizes[name])
+                out.append(("c", f"{shape()}{at} in _SZ_{n}_{name}"))
             if uses.get(name, 0) == 1:  # constrains nothing but a multiple's divisibility
                 if c > 1:
                     out.append(("c", f"{shape()}{at} % {c} == 0"))
@@ -629,6 +653,13 @@ class Contract:
                     continue
                 name = tok[1]
                 c = 1 if tok[0] == "rest" else tok[2]
+                if tok[0] == "sym" and name in t.sizes and got not in t.sizes[name]:
+                    *most, final = (str(v) for v in t.sizes[name])
+                    one_of = f"{', '.join(most)} or {final}" if most else final
+                    raise bad(
+                        f"{n} has {name} = {got} ({where}, shape {shape}); it must be "
+                        f"{one_of}: {t.sizes_why}"
+                    )
                 if name in env:
                     want = env[name][0]
                     if got != (want if c == 1 else c * want):

@@ -23,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from types import FunctionType
-    from typing import Any
+    from typing import Any, ClassVar
 
     from ..detection import Distribution
     from .adapter import Adapter
@@ -406,6 +406,12 @@ class Normalizer:
     # a check (no ``out``) that does nothing while all these are None: the call is
     # skipped then, so arguments that are rarely given cost one ``is not None`` each
     only_if_given: tuple[str, ...] = ()
+    # a check (no ``out``): a Python expression over ``args`` that is true only for
+    # values the check accepts (``"head_size in _ROPE_HEADS"``); the generated fast path
+    # tests it inline and calls the check only where it is false, so the common call
+    # costs that test, not a call.  ``passes_ns``: the globals the expression reads.
+    passes: str = ""
+    passes_ns: ClassVar[Mapping[str, object]] = {}
 
     def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
         raise NotImplementedError
