@@ -658,7 +658,9 @@ class Contract:
                     one_of = f"{', '.join(most)} or {final}" if most else final
                     raise bad(
                         f"{n} has {name} = {got} ({where}, shape {shape}); it must be "
-                        f"{one_of}: {t.sizes_why}"
+                        f"{one_of}: {t.sizes_why}",
+                        f"{n}.{name}",
+                        x,
                     )
                 if name in env:
                     want = env[name][0]
