@@ -46,6 +46,7 @@ from ._moe_scales import (
     FusedFinalize,
     PackedRouting,
     RoutingLogits,
+    bind_dtypes,
     debug_cutlass,
     debug_routed,
     validate_cutlass,
@@ -217,6 +218,7 @@ def _entry(name: str, params: list[Param], **kw: Any) -> EntryPoint:
         feature=kw.pop("feature", "moe.trtllm"),
         matrix_note=kw.pop("matrix_note", _TRTLLM_GPUS),
         floor=MOE_FLOOR,
+        prepare=bind_dtypes,  # at the first call (a torch.compile trace must not bind them)
         **kw,
     )
     for c in copies:
