@@ -9,6 +9,8 @@ a CPU-only torch).  It asks ``torch.cuda`` once per device index, never at impor
 
 from __future__ import annotations
 
+from ._trace import at_trace_time
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import torch
@@ -24,9 +26,9 @@ _cpu_ok: list[bool] = []
 def cpu_allowed() -> bool:
     """Whether CPU/meta tensors may reach the (stand-in) kernel; read once."""
     if not _cpu_ok:
-        import os
+        from ._switches import flag
 
-        _cpu_ok.append(os.environ.get(ALLOW_CPU_ENV, "").strip().lower() in ("1", "true", "yes"))
+        _cpu_ok.append(flag(ALLOW_CPU_ENV, False))
     return _cpu_ok[0]
 
 
@@ -45,9 +47,20 @@ def capability(device: torch.device) -> tuple[int, int] | None:
     idx = device.index if device.index is not None else torch.cuda.current_device()
     cc = _cache.get(idx)
     if cc is None:
-        major, minor = torch.cuda.get_device_capability(idx)
-        cc = _cache[idx] = (int(major), int(minor))
+        from ._trace import compiling
+
+        if compiling():  # asked at trace time; not cached (the trace has read _cache)
+            return _ask(idx)
+        cc = _cache[idx] = _ask(idx)
     return cc
+
+
+@at_trace_time  # torch.cuda.get_device_capability cannot be traced (a non-tensor op)
+def _ask(idx: int) -> tuple[int, int]:
+    import torch
+
+    major, minor = torch.cuda.get_device_capability(idx)
+    return int(major), int(minor)
 
 
 class assume_capability:

@@ -126,7 +126,6 @@ def check_packaging(det: Detection, env: dict[str, str]) -> list[Finding]:
                 "unset FLASHINFER_DISABLE_VERSION_CHECK and install matching versions",
             )
         )
-    out += check_cubin_dir(fi, cubin, env)
     return out
 
 
@@ -208,10 +207,45 @@ def count_cubins(path: str, limit: int = 100_000) -> int:
     return n
 
 
-def check_cubin_dir(
-    fi: Distribution, cubin: Distribution | None, env: dict[str, str]
-) -> list[Finding]:
+def not_a_directory(path: str) -> str | None:
+    """Why FlashInfer cannot use ``path`` as a directory (it creates missing ones with
+    ``os.makedirs``): ``path``, or the nearest existing folder above it, is a file.
+    ``None``: a directory, or one that can be made."""
+    p = os.path.abspath(path)
+    while not os.path.exists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            return None
+        p = parent
+    if os.path.isdir(p):
+        return None
+    return f"{p} is a file" + ("" if p == os.path.abspath(path) else f", above {path}")
+
+
+def check_cubin_dir(det: Detection, env: dict[str, str]) -> list[Finding]:
+    """The cubin directory FlashInfer reads (``doctor``; not an import problem, so not
+    part of :func:`check_packaging`, whose errors explain a failed import)."""
+    fi, cubin = det.flashinfer, det.cubin
+    if fi is None:
+        return []
     d, why = cubin_dir_in_use(fi, cubin, env)
+    bad = not_a_directory(d)
+    if bad is not None:
+        var = (
+            "FLASHINFER_CUBIN_DIR"
+            if why.startswith("FLASHINFER_CUBIN_DIR")
+            else ("FLASHINFER_WORKSPACE_BASE")
+        )
+        return [
+            Finding(
+                "error",
+                "cubins",
+                f"cubin directory {d} must be a directory: {bad}",
+                f"chosen by {why}; TRTLLM-gen kernels (SM100 family) load and download their "
+                f"cubins there",
+                f"point {var} at a directory (or unset it)",
+            )
+        ]
     n = count_cubins(d) if os.path.isdir(d) else 0
     sev = "ok" if n else "warning"
     fix = "" if n else "python -m fi_compat download-cubin (needs network once)"

@@ -34,6 +34,8 @@ from __future__ import annotations
 import os
 import sys
 
+from ._switches import choice
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -324,7 +326,7 @@ def detect(refresh: bool = False) -> Detection:
         duplicates.pop("flashinfer", None)
         if forced is not None:
             dists["flashinfer-python"] = Distribution("flashinfer-python", forced, "<override>", "")
-    elif os.environ.get(VERSION_SOURCE_ENV, "").strip().lower() == "package" and package_location:
+    elif choice(VERSION_SOURCE_ENV, ("package", "metadata")) == "package" and package_location:
         # trust the importable package's own version file over any dist-info
         pkg = os.path.join(package_location, "flashinfer")
         version = read_package_version(pkg)

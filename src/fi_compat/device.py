@@ -237,10 +237,24 @@ def known_issues(
     return out
 
 
+# the features the support queries below answer for (FI_COMPAT_DISABLE names them or
+# their families, any case)
+QUERY_FEATURES = ("attention.trtllm", "attention.xqa", "moe.cutlass", "moe.trtllm")
+
+
+def disable_names() -> tuple[str, ...]:
+    """What ``FI_COMPAT_DISABLE`` may name: each query's feature and its families."""
+    out = {f.rsplit(".", i)[0] for f in QUERY_FEATURES for i in range(f.count(".") + 1)}
+    return tuple(sorted(out))
+
+
 def disabled(feature: str) -> bool:
-    """True when ``FI_COMPAT_DISABLE`` names the feature or one of its families."""
-    names = [n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip()]
-    return any(feature == n or feature.startswith(n + ".") for n in names)
+    """True when ``FI_COMPAT_DISABLE`` names the feature or one of its families (any
+    case; a name that is none of :func:`disable_names` warns, listing them)."""
+    from ._switches import names
+
+    off = names(DISABLE_ENV, disable_names(), "feature families")
+    return any(feature == n or feature.startswith(n + ".") for n in off)
 
 
 # -- support queries ----------------------------------------------------------------------

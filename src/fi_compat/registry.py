@@ -24,8 +24,6 @@ Selection policy (each rule has a test):
 
 from __future__ import annotations
 
-import os
-
 __all__ = [
     "KNOWN_RELEASES",
     "STRICT_ENV",
@@ -121,8 +119,11 @@ _INDEX = {v: i for i, v in enumerate(KNOWN_RELEASES)}
 
 
 def strict() -> bool:
-    """True when ``FI_COMPAT_STRICT`` is set to a true value (``1``, ``true``, ``yes``)."""
-    return os.environ.get(STRICT_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    """True when ``FI_COMPAT_STRICT`` is on (``1``/``true``/``yes``/``on``, any case;
+    :func:`fi_compat._switches.flag`)."""
+    from ._switches import flag
+
+    return flag(STRICT_ENV, False)
 
 
 class Placement:

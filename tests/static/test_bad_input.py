@@ -911,6 +911,37 @@ def test_invalid_version_override(value: str) -> None:
     assert f"FI_COMPAT_FLASHINFER_VERSION={value!r} is not a valid override" in out["msg"]
 
 
+CLI_JSON = """
+import contextlib, io, json
+from fi_compat.cli import main
+out = {}
+for cmd in ("doctor", "info"):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        main([cmd, "--json"])
+    out[cmd] = json.loads(buf.getvalue())
+print(json.dumps(out))
+"""
+
+
+def test_a_recorded_version_that_is_no_version_has_one_verdict(tmp_path: Path) -> None:
+    """``Version: banana`` in the dist-info: the call, ``doctor`` and ``info`` all say the
+    version is invalid (not "below the floor")."""
+    d = tmp_path / "flashinfer_python-banana.dist-info"
+    d.mkdir()
+    (d / "METADATA").write_text("Metadata-Version: 2.1\nName: flashinfer-python\nVersion: banana\n")
+    out = probe({}, GDN_CALL_NO_TORCH, path=[str(tmp_path)])
+    assert out["type"] == "UnsupportedFlashInferVersionError"
+    assert "'banana' is not a PEP 440 version" in out["msg"] and "older" not in out["msg"]
+    r = run_python(CLI_JSON, path=[str(tmp_path)])
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    doctor, info = out["doctor"], out["info"]
+    assert "invalid-version" in str(doctor) and "below-floor" not in str(doctor)
+    gdn = next(v for k, v in info["entry_points"].items() if k.endswith("chunk_gated_delta_rule"))
+    assert gdn["verdict"]["code"] == "invalid-version" and "PEP 440" in gdn["detail"]
+
+
 @pytest.mark.parametrize(
     ("module", "package", "extra"),
     [("cutlass", "nvidia-cutlass-dsl", "cu12"), ("tvm_ffi", "apache-tvm-ffi", None)],

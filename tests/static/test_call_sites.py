@@ -185,6 +185,54 @@ def test_written_for_maps_gated_act_type_integers_by_its_old_meaning() -> None:
     )
 
 
+EMITTED, EMITTED_024 = "maybe_output_emitted_draft_token_num", "maybe_output_emitted_token_num"
+
+
+@pytest.mark.parametrize("installed", ["0.2.3", "0.2.5", "0.7.4"])
+def test_written_for_refuses_one_parameter_given_twice(installed: str) -> None:
+    """0.2.4's ``maybe_output_emitted_token_num`` is the stable
+    ``maybe_output_emitted_draft_token_num`` (renamed in 0.2.5): code written for 0.2.4
+    that passes both, or a keyword beside the same positional slot, would lose one
+    buffer; both spellings are named, nothing is called."""
+    from support.sampling_cases import args as sampling_args
+    from support.sampling_cases import facade as sampling_facade
+
+    f, spy = sampling_facade("chain_speculative_sampling", installed)
+    kw = sampling_args("chain_speculative_sampling")
+    a, b = torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32)
+    old = binder(f, "0.2.4")
+    with pytest.raises(errors.InvalidArgumentError) as ei:
+        old(**kw, **{EMITTED_024: a, EMITTED: b})
+    assert f"keywords {EMITTED_024!r} and {EMITTED!r} are one parameter" in str(ei.value)
+    pos = [*kw.values(), None, a]  # slot 5: 0.2.4's maybe_output_emitted_token_num
+    for k in (EMITTED, EMITTED_024):
+        with pytest.raises(errors.InvalidArgumentError) as ei:
+            old(*pos, **{k: b})
+        msg = str(ei.value)
+        assert f"keyword {k!r} and positional argument 5 ({EMITTED_024!r} in " in msg
+        assert f"are one parameter ({EMITTED!r})" in msg
+    assert spy.calls == []
+    old(*pos)  # once is fine: the buffer reaches the release under its name
+    assert spy.raw_kwargs[-1][EMITTED if installed != "0.2.3" else EMITTED_024] is a
+
+
+def test_the_release_name_of_a_stable_parameter_beside_it_is_refused() -> None:
+    """On 0.2.3/0.2.4 the stable facade forwards ``maybe_output_emitted_token_num`` as an
+    extra keyword (the release's own name); beside the stable name one buffer would be
+    dropped."""
+    from support.sampling_cases import args as sampling_args
+    from support.sampling_cases import facade as sampling_facade
+
+    f, spy = sampling_facade("chain_speculative_sampling", "0.2.4")
+    kw = sampling_args("chain_speculative_sampling")
+    a, b = torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32)
+    with pytest.raises(errors.InvalidArgumentError, match=f"{EMITTED!r} and {EMITTED_024!r}"):
+        f(**kw, **{EMITTED: a, EMITTED_024: b})
+    assert spy.calls == []
+    f(**kw, **{EMITTED_024: b})  # alone: the release's name, as it is
+    assert spy.raw_kwargs[-1][EMITTED_024] is b
+
+
 def test_written_for_rejects_unknown_releases() -> None:
     import fi_compat
 

@@ -161,6 +161,37 @@ def test_disable_switch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     assert device.disabled("attention.xqa") and not device.disabled("sampling")
 
 
+def test_disable_names_are_case_insensitive_and_checked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``FI_COMPAT_DISABLE=ATTENTION.TRTLLM`` disables the query; a misspelt name warns
+    once, naming the valid ones, instead of being silently ignored."""
+    from fi_compat import _switches, errors
+
+    monkeypatch.setattr(_switches, "_warned", set())
+    monkeypatch.setenv("FLASHINFER_CUBIN_DIR", cubin_dir(tmp_path))
+    monkeypatch.setenv(device.DISABLE_ENV, " ATTENTION.TRTLLM ")
+    s = supports_trtllm_attention(capability=(10, 0), release="0.6.18")
+    assert not s and "FI_COMPAT_DISABLE" in s.reasons[0]
+    monkeypatch.setenv(device.DISABLE_ENV, "attention.trtlm,Sampling")
+    with pytest.warns(errors.FiCompatWarning) as w:
+        assert supports_trtllm_attention(capability=(10, 0), release="0.6.18")
+        assert supports_trtllm_attention(capability=(10, 0), release="0.6.18")  # once
+    [msg] = [str(x.message) for x in w if x.category is errors.FiCompatWarning]
+    assert "'attention.trtlm' (did you mean 'attention.trtllm'?)" in msg and "'sampling'" in msg
+    assert "valid: attention, attention.trtllm, attention.xqa, moe, moe.cutlass" in msg
+
+
+def test_every_query_answers_for_a_feature_the_switch_knows() -> None:
+    answers = [
+        supports_trtllm_attention(capability=(10, 0), release="0.6.18"),
+        supports_xqa_decode(capability=(9, 0), release="0.6.18"),
+        device.supports_cutlass_moe(capability=(9, 0), release="0.6.18"),
+        device.supports_trtllm_moe(capability=(10, 0), release="0.6.18"),
+    ]
+    assert sorted(s.feature for s in answers) == sorted(device.QUERY_FEATURES)
+
+
 def test_queries_without_flashinfer_installed() -> None:
     assert detect().flashinfer is None
     s = supports_xqa_decode(capability=(9, 0))

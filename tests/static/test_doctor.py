@@ -16,8 +16,14 @@ import pytest
 from test_detection import make_dist, make_package
 
 from conftest import ROOT, run_python
-from fi_compat._installation import check_duplicates, check_imported, check_package
+from fi_compat._installation import (
+    check_cubin_dir,
+    check_duplicates,
+    check_imported,
+    check_package,
+)
 from fi_compat.cli.doctor import (
+    check_jit_cache_dir,
     check_known_issues,
     check_packaging,
     check_toolchain,
@@ -80,6 +86,30 @@ def test_cubin_dir_precedence(tmp_path: Path, fi: str, wins: str) -> None:
     assert det.flashinfer is not None
     d, why = cubin_dir_in_use(det.flashinfer, det.cubin, {"FLASHINFER_CUBIN_DIR": "/x/cubins"})
     assert (d == "/x/cubins") == (wins == "env"), why
+
+
+@pytest.mark.parametrize("var", ["FLASHINFER_CUBIN_DIR", "FLASHINFER_WORKSPACE_BASE"])
+@pytest.mark.parametrize("below", [False, True])
+def test_a_directory_variable_naming_a_file_is_an_error(
+    tmp_path: Path, var: str, below: bool
+) -> None:
+    """FlashInfer reads cubins from / builds kernels under these directories (creating
+    missing ones): a file there, or above them, can never work; doctor says so."""
+    det = det_for(tmp_path / "site", "0.7.4")
+    assert det.flashinfer is not None
+    f = tmp_path / "a-file"
+    f.write_text("")
+    env = {var: str(f / "sub" if below else f)}
+    found = [*check_cubin_dir(det, env), check_jit_cache_dir(det.flashinfer, env)]
+    bad = [x for x in found if x.severity == "error"]
+    want = {"cubins", "jit-cache-dir"} if var == "FLASHINFER_WORKSPACE_BASE" else {"cubins"}
+    assert {x.code for x in bad} == want, [(x.code, x.severity, x.title) for x in found]
+    for x in bad:
+        assert "must be a directory" in x.title and f"{f} is a file" in x.title
+        assert var in x.fix
+    env = {var: str(tmp_path / "new" / "dir")}  # missing: FlashInfer creates it
+    found = [*check_cubin_dir(det, env), check_jit_cache_dir(det.flashinfer, env)]
+    assert all(x.severity != "error" for x in found)
 
 
 def fake_nvcc(tmp_path: Path, release: str) -> str:

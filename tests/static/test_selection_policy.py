@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import warnings
+from typing import Any
+
+import pytest
 
 from conftest import run_python
+from fi_compat import errors
+from support.helpers import facade_for, inputs
+from support.spy import Spy, snapshot_signature
 
 CALL = """
 import json, warnings, torch
@@ -73,3 +81,53 @@ def test_prerelease_is_treated_as_its_release_with_a_warning() -> None:
 def test_local_tag_is_ignored_for_selection_without_warning() -> None:
     out = call("0.6.18+cu130")
     assert out["adapter"]["adapter_range"] == "0.6.18–0.6.18.post1" and out["warnings"] == []
+
+
+# -- unknown keywords on every placement (in process: a spy with the release's signature) --
+
+UNKNOWN_PLACEMENTS = ["0.7.4", "0.7.4+cu130", "0.7.4rc1", "0.7.4.dev3", "0.7.3", "0.7.5"]
+
+
+def _facade(version: str, extra_param: str | None = None) -> tuple[Any, Spy]:
+    """The GDN facade for ``version``; FlashInfer's function has 0.7.4's signature (plus
+    ``extra_param``, an option no snapshot has) as its ``inspect.signature``."""
+    sig = snapshot_signature("0.7.4")
+    if extra_param is not None:
+        p = inspect.Parameter(extra_param, inspect.Parameter.KEYWORD_ONLY, default=None)
+        sig = sig.replace(parameters=[*sig.parameters.values(), p])
+    spy = Spy(sig)
+
+    def chunk_gated_delta_rule(**kw: Any) -> Any:
+        return spy(**kw)
+
+    chunk_gated_delta_rule.__signature__ = sig  # type: ignore[attr-defined]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", errors.UntestedFlashInferVersionWarning)
+        fn, _ = facade_for(version, chunk_gated_delta_rule)
+    return fn, spy
+
+
+@pytest.mark.parametrize("version", UNKNOWN_PLACEMENTS)
+def test_a_misspelt_keyword_is_a_typed_error_on_every_placement(version: str) -> None:
+    """Known, local-tagged, pre-release, dev, between two known releases, newer: the
+    misspelling never reaches FlashInfer (whose own error would be a bare TypeError)."""
+    fn, spy = _facade(version)
+    kw = {k: v for k, v in inputs().items() if k != "initial_state"}
+    with pytest.raises(errors.UnknownArgumentError) as ei:
+        fn(**kw, output_final_sate=True)
+    assert "'output_final_sate' (did you mean 'output_final_state'" in str(ei.value)
+    assert spy.calls == []
+    fn(**kw)  # the facade itself works
+    assert len(spy.calls) == 1
+
+
+@pytest.mark.parametrize("version", ["0.7.4rc1", "0.7.3", "0.7.5"])
+def test_an_option_of_the_installed_release_that_no_snapshot_has_is_forwarded(
+    version: str,
+) -> None:
+    """Off the known releases the function's own signature decides: an option it has
+    goes to FlashInfer as passed (on a known release the snapshot decides)."""
+    fn, spy = _facade(version, extra_param="brand_new_option")
+    kw = {k: v for k, v in inputs().items() if k != "initial_state"}
+    fn(**kw, brand_new_option=3)
+    assert spy.last["brand_new_option"] == 3

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .._core import Emulation, Normalizer
 from .._device import _assumed, capability
+from .._trace import compiling
 from ..errors import InvalidArgumentError
 from ..registry import at_least
 
@@ -48,7 +49,7 @@ def device_supports_pdl(x: Any) -> bool:
     if v is None:
         cc = capability(x.device)
         v = cc is not None and cc[0] >= 9
-        if not _assumed:
+        if not _assumed and not compiling():  # a trace guards on what it read of _PDL
             _PDL[x.get_device()] = v
     return v
 

@@ -89,6 +89,11 @@ def _dtypes() -> dict[str, Any]:
     return _DT
 
 
+def bind_dtypes() -> None:
+    """The entry points' ``prepare`` (first call): the torch dtypes, bound once."""
+    _dtypes()
+
+
 # -- metadata checks -----------------------------------------------------------------
 
 

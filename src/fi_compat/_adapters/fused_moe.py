@@ -52,6 +52,7 @@ from ._moe_scales import (
     OutputWidth,
     PackedRouting,
     RoutingLogits,
+    bind_dtypes,
     debug_cutlass,
     debug_routed,
     validate_cutlass,
@@ -290,6 +291,7 @@ def _entry(name: str, params: list[Param], **kw: Any) -> EntryPoint:
         feature=kw.pop("feature", "moe.trtllm"),
         matrix_note=kw.pop("matrix_note", _TRTLLM_GPUS),
         floor=MOE_FLOOR,
+        prepare=bind_dtypes,  # at the first call (a torch.compile trace must not bind them)
         **kw,
     )
     for c in copies:

@@ -7,6 +7,7 @@
   the one mapping from stable arguments to the release's call;
 * :mod:`.resolve` -- importing FlashInfer once, and explaining every failure;
 * :mod:`.codegen` -- the generated fast path (registered with :mod:`linecache`);
+* :mod:`.compiled` -- a facade's first call inside ``torch.compile``, warmed at trace time;
 * :mod:`.enumtrans` -- stable enum members to each release's values;
 * :mod:`.facade` -- building facades (eager or lazy), the validation switch, ``explain``;
 * :mod:`.classes` -- wrapper classes: the stable subclass of a FlashInfer class, built lazily;

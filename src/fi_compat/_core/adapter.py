@@ -19,7 +19,6 @@ falls back to it for everything else.  In order, ``translate``:
 from __future__ import annotations
 
 import _thread
-import os
 
 from .. import errors
 from ..registry import NEWEST, at_least
@@ -102,9 +101,13 @@ class Adapter:
         self.result_serves: frozenset[str] = frozenset()
         self.source = ""  # the generated code (fi_compat.explain)
         self.sources: dict[str, str] = {}  # linecache file name -> source, both variants
-        self.codes: dict[object, Any] = {}  # True/False: checks on/off; "debug" (set_mode)
+        self.codes: dict[object, Any] = {}  # True/False: checks on/off; "debug"; "cold"
         self.function: Any = None
         self.said: dict[str, Said] = {}  # check id -> FlashInfer's words on this release
+        self.body: Any = None  # the current mode's code, called by the cold variant
+        self._mode: object = True  # the key of ``codes`` that set_mode installed
+        self.warm = False  # prepared and resolved: the facade runs the mode's code
+        self._accepts: tuple[object, frozenset[str] | None] | None = None  # accepted_names
         if placement is None or problem is not None:
             return
         self.said = {x.check: x for x in entry.said if x.covers(placement)}
@@ -166,6 +169,7 @@ class Adapter:
         fn.adapter = self  # introspection: <facade>.adapter.describe() / .source / .plan()
         fn.raw = self.resolve  # the raw FlashInfer function: <facade>.raw()
         self.function = fn
+        self._settle()
         return fn
 
     def set_validation(self, enabled: bool) -> None:
@@ -175,8 +179,30 @@ class Adapter:
     def set_mode(self, *, validation: bool, debug: bool) -> None:
         """Install the code variant: debug (every call through :meth:`translate`, with
         the value checks), or the fast path with or without the metadata checks."""
+        self._mode = "debug" if debug else bool(validation)
         if self.function is not None:
-            self.function.__code__ = self.codes["debug" if debug else bool(validation)]
+            self.body.__code__ = self.codes[self._mode]
+            self._settle()
+
+    def _settle(self) -> None:
+        """The facade's code: the mode's once the facade is prepared and resolved (or
+        serves a fallback), else the cold variant, which warms it outside a
+        ``torch.compile`` trace (:mod:`fi_compat._core.compiled`)."""
+        self.warm = self._prepared and (self._target is not None or self.problem == "fallback")
+        if self.function is not None:
+            self.function.__code__ = self.codes[self._mode if self.warm else "cold"]
+
+    def warm_up(self) -> None:
+        """What a first call does before it looks at an argument: the selection
+        policy's verdict, the compiled checks, the import of FlashInfer's function
+        (``torch.compile`` runs this at trace time; eager first calls import after the
+        argument checks, in :meth:`translate`)."""
+        err = resolve.problem_error(self)
+        if err is not None:
+            raise err
+        self.prepare()
+        if self.problem is None:
+            self.resolve()
 
     # -- description ---------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -234,6 +260,7 @@ class Adapter:
                 self.ns["_E_" + n] = enumtrans.table(self, n, live) if fn is not None else {}
             self.ns["_fn"] = fn if fn is not None else self._trampoline
         self._target = fn
+        self._settle()
 
     _set_target = _publish  # the name tests use to install a spy
 
@@ -261,6 +288,7 @@ class Adapter:
         if self.entry.validate is not None:
             ns["_validate"] = self.entry.validate
         self._prepared = True
+        self._settle()
 
     def cold_validate(self, *args: Any) -> Any:
         """The first call's checks: the selection policy's verdict (strict mode, a
@@ -272,10 +300,12 @@ class Adapter:
         assert self.entry.validate is not None
         return self.entry.validate(*args)
 
-    def check_device(self, index: int, sample: Any = None) -> None:
+    def check_device(self, index: int, sample: Any = None, record: bool = True) -> None:
         """Refuse a device the release cannot serve (once per device, then cached in
         ``_DEV``): not CUDA at all, or a GPU whose architecture the release lacks.
-        ``sample``: the first checked tensor, named in the message."""
+        ``sample``: the first checked tensor, named in the message.  ``record=False``:
+        check only (at ``torch.compile`` trace time, where the trace has read ``_DEV``
+        and Dynamo guards on what it read)."""
         from .. import _device
 
         e = self.entry
@@ -288,7 +318,8 @@ class Adapter:
                 until is not None and pl is not None and not at_least(pl, until)
             )
             if served or _device.cpu_allowed():
-                self.ns["_DEV"] = self.ns["_DEV"] | {index}
+                if record:
+                    self.ns["_DEV"] = self.ns["_DEV"] | {index}
                 return
             where = str(getattr(sample, "device", "cpu or meta"))
             since = ""
@@ -319,7 +350,8 @@ class Adapter:
                 f"Nothing was launched. Fix: {hang.workaround}; or set "
                 f"FI_COMPAT_IGNORE_ISSUES={hang.id} to launch anyway."
             )
-        self.ns["_DEV"] = self.ns["_DEV"] | {index}
+        if record:
+            self.ns["_DEV"] = self.ns["_DEV"] | {index}
 
     def known_hang(self, cc: tuple[int, int] | None) -> Any:
         """A confirmed known-issues row of kind ``hang`` for this entry point's feature on
@@ -327,7 +359,10 @@ class Adapter:
         unless ``FI_COMPAT_IGNORE_ISSUES`` (comma-separated ids) names it."""
         if cc is None or self.placement is None:
             return None
-        ignored = {i.strip() for i in os.environ.get("FI_COMPAT_IGNORE_ISSUES", "").split(",")}
+        from .._switches import names
+        from ..device import TABLE
+
+        ignored = set(names("FI_COMPAT_IGNORE_ISSUES", [i.id for i in TABLE], "known-issue ids"))
         f = self.entry.feature
         for issue in self.entry.issues(self.placement):
             if (
@@ -527,6 +562,7 @@ class Adapter:
         call = self.forward(kw)
         if extra:
             self.check_extra(extra)
+            self.check_respelled(kw, extra)
             call.update(extra)
         return call, states
 
@@ -550,19 +586,49 @@ class Adapter:
         spelling = self.spelling
         return {spelling[n]: v for n, v in call.items()}
 
-    def check_extra(self, extra: dict[str, Any]) -> None:
-        """Keywords outside the stable signature go to FlashInfer as they are, if the
-        installed release has them (options fi_compat does not know yet); a name no
-        snapshot of this release has is a typed error with the closest names."""
+    def accepted_names(self) -> frozenset[str] | None:
+        """The keyword names the installed release's function takes (``None``: any, it
+        takes ``**kwargs``, or cannot be told).  A known release: its snapshot.  Any other
+        placement (a pre-release, a release between two known ones, one newer than
+        fi_compat knows): the resolved function's own signature, read once per target
+        (its options may differ from the nearest snapshot's); unresolved (``plan``):
+        ``None``."""
         from . import facts
 
         pl = self.placement
-        if pl is None or pl.kind != "known":
-            return  # a release fi_compat has no snapshot of: FlashInfer decides
-        sig = facts.signature(self.entry, pl.treated_as or str(self.release))
-        names = {q[0] for q in sig or []}
-        if sig and any(q[1] == "vk" for q in sig):
-            return  # the release takes **kwargs itself
+        if pl is None:
+            return None
+        if pl.kind == "known":
+            sig = facts.signature(self.entry, pl.treated_as or str(self.release))
+            if sig and any(q[1] == "vk" for q in sig):
+                return None  # the release takes **kwargs itself
+            return frozenset(q[0] for q in sig or [])
+        target = self._target
+        if target is None:
+            return None
+        cached = self._accepts
+        if cached is not None and cached[0] is target:
+            return cached[1]
+        import inspect
+
+        try:
+            params = inspect.signature(target).parameters.values()
+        except (TypeError, ValueError):  # no signature to read: FlashInfer decides
+            names = None
+        else:
+            vk = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+            names = None if vk else frozenset(p.name for p in params)
+        self._accepts = (target, names)
+        return names
+
+    def check_extra(self, extra: dict[str, Any]) -> None:
+        """Keywords outside the stable signature go to FlashInfer as they are, if the
+        installed release has them (options fi_compat does not know yet); a name the
+        release's function lacks (:meth:`accepted_names`) is a typed error with the
+        closest names, on every placement."""
+        names = self.accepted_names()
+        if names is None:
+            return
         unknown = [k for k in extra if k not in names]
         if unknown:
             import difflib
@@ -578,6 +644,19 @@ class Adapter:
                 f"signature nor flashinfer-python {self.release}'s {self.entry.qualname} "
                 f"has it"
             )
+
+    def check_respelled(self, kw: dict[str, Any], extra: dict[str, Any]) -> None:
+        """An extra keyword that is the installed release's own name of a stable
+        parameter (0.2.4's ``maybe_output_emitted_token_num`` for
+        ``maybe_output_emitted_draft_token_num``) goes to FlashInfer as it is; given
+        beside the stable name (off its default) one of the two values would be lost."""
+        for n, r in self.spelling.items():
+            if r != n and r in extra and not is_default(kw[n], self.entry.params[n].default):
+                raise errors.InvalidArgumentError(
+                    f"{self.entry.dotted}: keywords {n!r} and {r!r} (flashinfer-python "
+                    f"{self.release}'s name of {n!r}) are one parameter, given twice (one "
+                    f"value would be lost); pass only {n!r}"
+                )
 
     def call_general(
         self,

@@ -20,13 +20,15 @@ also ``<facade>.adapter.source`` (:func:`fi_compat.explain`).
 
 from __future__ import annotations
 
+from types import FunctionType
+
 from ..registry import at_least
+from . import compiled
 from .table import OMIT, REQUIRED, SIMPLE, Emulation
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import FunctionType
     from typing import Any
 
     from .adapter import Adapter
@@ -182,6 +184,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         ns["_E_" + n] = {}  # filled when the target is published (first call)
     recv = e.receiver
     sig: list[str] = [recv] if recv else []
+    passed: list[str] = [recv] if recv else []  # the arguments, passed on as received
     code = stub.__code__
     star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount] if e.varargs else "_args"
     star_done = False
@@ -189,15 +192,19 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         p = e.params[n]
         if p.keyword_only and not star_done:
             sig.append(f"*{star}")
+            passed.append(f"*{star}")
             star_done = True
         if p.default is REQUIRED:
             sig.append(n)
         else:
             ns["_d_" + n] = p.default
             sig.append(f"{n}=_d_{n}")
+        passed.append(f"{n}={n}" if star_done else n)
     if not star_done:
         sig.append(f"*{star}")
+        passed.append(f"*{star}")
     sig.append("**kwargs")
+    passed.append("**kwargs")
     all_kw = ", ".join(f"{n!r}: {n}" for n in e.order)
     tail_args = f", {star}" + (f", {recv}" if recv else "")
     general = f"return _adapter.call_general({{{all_kw}}}, kwargs{tail_args})"
@@ -246,6 +253,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
 
     if e.validate is not None:
         ns["_validate"] = adapter.cold_validate
+    ns["_check_dev"] = compiled.check_device
     ns["_Defer"] = _Defer
     ns["_DEV"] = frozenset()  # CUDA device indices this release was found to serve
     # forwarded arguments of a checkable kind that the metadata checks do not read
@@ -295,7 +303,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
                 checks.append("    raise _Defer")
             if e.devices is not None:
                 checks.append("if _dev not in _DEV:")
-                checks.append(f"    _adapter.check_device(_dev, {e.validate_args[0]})")
+                checks.append(f"    _check_dev(_adapter, _dev, {e.validate_args[0]})")
             body.append("    try:")
             body += [f"        {line}" for line in checks]
             body.append("    except Exception:")
@@ -512,6 +520,28 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         adapter.sources[filename] = src
     adapter.source = next(iter(adapter.sources.values()))
     fn = ns[fname]
+    # the cold variant (until the first call has prepared and resolved the facade):
+    # under torch.compile it warms the facade at trace time and traces the warm code
+    # (fi_compat._core.compiled), then, as eagerly, runs the current mode's code as
+    # ``_body``.  It reads no global before ``warm`` (Dynamo snapshots the globals).
+    args = ", ".join(passed)
+    src = (
+        head_line
+        + "    from fi_compat._core.compiled import compiling, fail, warm\n"
+        + "    if compiling():\n"
+        + f"        _e = warm({compiled.register(adapter)})\n"
+        + "        if _e is not None:\n"
+        + "            fail(_e)\n"
+        + f"    return _body({args})\n"
+    )
+    filename = f"<fi_compat {label} first call>"
+    scope = dict(ns)
+    exec(compile(src, filename, "exec"), scope)
+    codes["cold"] = scope[fname].__code__
+    adapter.sources[filename] = src
+    runner = FunctionType(codes[True], ns, fname, fn.__defaults__, fn.__closure__)
+    runner.__kwdefaults__ = fn.__kwdefaults__
+    ns["_body"] = adapter.body = runner
     adapter.codes = codes
     return fn  # type: ignore[no-any-return]
 

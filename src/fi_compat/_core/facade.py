@@ -9,8 +9,8 @@ is recorded, for ``fi_compat.adapters()``, ``set_validation`` and ``explain``.
 from __future__ import annotations
 
 import _thread
-import os
 
+from .._switches import flag
 from ..detection import detect
 from .table import wrap
 
@@ -26,11 +26,9 @@ if TYPE_CHECKING:
     _R = TypeVar("_R")
 
 # fi_compat.set_validation(); FI_COMPAT_VALIDATE=0 starts with the checks off
-_validation = [
-    os.environ.get("FI_COMPAT_VALIDATE", "1").strip().lower() not in ("0", "false", "no", "off")
-]
+_validation = [flag("FI_COMPAT_VALIDATE", True)]
 # fi_compat.set_debug(); FI_COMPAT_DEBUG=1 starts with the value checks on
-_debug = [os.environ.get("FI_COMPAT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")]
+_debug = [flag("FI_COMPAT_DEBUG", False)]
 # every facade built in this process: dotted name -> (adapter, function)
 _BUILT: dict[str, tuple[Adapter, Any]] = {}
 # facade modules with lazily built functions: module name -> build them all

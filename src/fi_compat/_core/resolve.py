@@ -1,7 +1,8 @@
 """Resolution: import FlashInfer's function once and explain every way that can fail.
 
-* nothing installed, a release below the entry point's floor, or (strict mode) newer
-  than fi_compat knows: the selection policy's error (:mod:`fi_compat.registry`);
+* nothing installed, a recorded version that is not PEP 440, a release below the entry
+  point's floor, or (strict mode) newer than fi_compat knows: the selection policy's
+  error (:mod:`fi_compat._policy`, the verdict ``doctor`` shows);
 * the module cannot be imported: a missing optional package (named, with the extra
   that installs it), an incomplete installation, or an exception at import explained by
   the packaging check (a cubin / jit-cache mismatch, :mod:`fi_compat._installation`) or
@@ -56,6 +57,13 @@ def problem_error(a: Adapter) -> Exception | None:
             f"{e.dotted} needs FlashInfer, and no flashinfer-python distribution is "
             f"installed on sys.path. Install one fi_compat supports (>= {e.since}), e.g. "
             f"pip install 'flashinfer-python=={NEWEST}'"
+        )
+    if a.problem == "invalid-version":
+        from .._policy import version_verdict
+
+        v = version_verdict(a.placement, a.release, e.since)
+        return errors.UnsupportedFlashInferVersionError(
+            f"{e.dotted} (FlashInfer {e.qualname}): {v.message}. Fix: {v.fix}"
         )
     if a.problem == "below-floor":
         served = (

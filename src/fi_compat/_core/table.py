@@ -735,7 +735,9 @@ class EntryPoint:
         if fi is None:
             return Adapter(self, None, None, problem="not-installed")
         pl = place(fi.version)
-        if pl.kind in ("older", "invalid"):
+        if pl.kind == "invalid":  # not PEP 440: the policy's (and doctor's) verdict
+            return Adapter(self, fi, pl, problem="invalid-version")
+        if pl.kind == "older":
             return Adapter(self, fi, pl, problem="below-floor")
         if pl.pos < 2 * KNOWN_RELEASES.index(self.since):
             problem = "fallback" if self.fallback is not None else "below-floor"

@@ -89,9 +89,10 @@ def _binding(
     rename = {p.spelling(pl)[0]: n for n, p in entry.params.items() if p.present_in(pl)}
     rename.update({n: n for n in entry.params if n in {q[0] for q in sig}})
     receiver = entry.receiver
-    positional = [rename.get(q[0], q[0]) for q in sig if q[1] in ("po", "pk")]
-    if receiver is not None and positional[:1] == [receiver]:
-        positional = positional[1:]
+    spelled = [q[0] for q in sig if q[1] in ("po", "pk")]  # release X's names, in order
+    if receiver is not None and spelled[:1] == [receiver]:
+        spelled = spelled[1:]
+    positional = [rename.get(n, n) for n in spelled]
     positional += [n for n in varargs_as if n not in positional]
     defaults: dict[str, Any] = {}
     for q in sig:
@@ -162,17 +163,35 @@ def binder(
                 f"{where} takes at most {n_pos} positional arguments (flashinfer-python "
                 f"{release}'s {entry.qualname}), got {len(args)}"
             )
-        kw = dict(zip(positional, args))  # noqa: B905 (len(args) <= n_pos, checked)
-        given = len(args)
+        kw = dict(zip(positional, args, strict=False))  # len(args) <= n_pos, checked
+        given: dict[str, str] = {}  # stable name -> the keyword that gave it
         for k, v in kwargs.items():
             n = rename.get(k, k)
-            if index.get(n, n_pos) < given:
-                raise TypeError(f"{where} got multiple values for argument {k!r}")
+            if n in given or index.get(n, n_pos) < len(args):
+                raise duplicate(k, n, given.get(n))
+            given[n] = k
             kw[n] = v
         for n, v in defaults.items():
             if n not in kw:
                 kw[n] = v
         return facade(**kw) if receiver is None else facade(recv, **kw)
+
+    def duplicate(k: str, n: str, other: str | None) -> errors.InvalidArgumentError:
+        """Two spellings of one parameter (release X's and the stable one, e.g. 0.2.4's
+        ``maybe_output_emitted_token_num`` and ``maybe_output_emitted_draft_token_num``),
+        or a keyword for a slot already given positionally: one value would be lost."""
+        if other is not None:
+            what = f"keywords {other!r} and {k!r} are one parameter ({n!r})"
+        else:
+            i = positional.index(n)
+            spelled = next((a for a, b in rename.items() if b == n and a != n), n)
+            what = (
+                f"keyword {k!r} and positional argument {i + 1} ({spelled!r} in "
+                f"flashinfer-python {release}) are one parameter ({n!r})"
+            )
+        return errors.InvalidArgumentError(
+            f"{where}: {what}, given twice (one value would be lost); pass it once"
+        )
 
     call.__name__ = entry.name.rpartition(".")[2]
     call.__qualname__ = f"written_for({release!r}).{entry.name}"

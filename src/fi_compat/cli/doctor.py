@@ -42,10 +42,12 @@ import sys
 
 from .._installation import (
     Finding,
+    check_cubin_dir,
     check_metadata,
     check_packaging,
     count_cubins,
     cubin_dir_in_use,
+    not_a_directory,
 )
 from ..detection import Detection, Distribution, detect
 from ..registry import at_least, place
@@ -214,6 +216,16 @@ def jit_cache_dir(fi: Distribution | None, env: dict[str, str]) -> str:
 
 def check_jit_cache_dir(fi: Distribution | None, env: dict[str, str]) -> Finding:
     d = jit_cache_dir(fi, env)
+    bad = not_a_directory(d)
+    if bad is not None:
+        set_by = "FLASHINFER_WORKSPACE_BASE" if env.get("FLASHINFER_WORKSPACE_BASE") else "HOME"
+        return Finding(
+            "error",
+            "jit-cache-dir",
+            f"JIT cache {d} must be a directory: {bad}",
+            f"FlashInfer builds and caches kernels under {set_by}/.cache/flashinfer",
+            f"point {set_by} at a directory",
+        )
     size = 0
     if os.path.isdir(d):
         for root, _dirs, files in os.walk(d):
@@ -335,6 +347,7 @@ def run(
     det = detect()
     cc = parse_capability(capability) if capability is not None else current_capability()
     findings = check_packaging(det, env)
+    findings += check_cubin_dir(det, env)
     findings += check_metadata(det)
     findings += check_release(det)
     findings += check_toolchain(det, env, cc)

@@ -111,7 +111,13 @@ def _entry_status(entry: EntryPoint, adapter: Adapter, code: str) -> dict[str, A
             "detail": f"{entry.qualname} was removed in flashinfer-python {entry.until}"
             + (f"; {entry.removed_fix}" if entry.removed_fix else ""),
         }
-    if adapter.problem == "below-floor" or code in ("below-floor", "invalid-version"):
+    if adapter.problem == "invalid-version" or code == "invalid-version":
+        return {
+            "status": "unsupported release",
+            "optional_dependency": None,
+            "detail": f"the recorded version {adapter.release!r} is not a PEP 440 version",
+        }
+    if adapter.problem == "below-floor" or code == "below-floor":
         return {
             "status": "unsupported release",
             "optional_dependency": None,
