@@ -24,6 +24,45 @@ from __future__ import annotations
 
 ISSUES: tuple[dict[str, object], ...] = (
     {
+        "id": "attention-logits-below-sentinel",
+        "releases": ("0.2.0.post1", "0.7.0"),
+        "arch": "any",
+        "feature": "attention",
+        "kind": "accuracy",
+        "summary": "a query row whose every valid logit is below -5e4 gets out = 0 (FA3: "
+        "the mean of V over its masked columns) and the sentinel lse -5e4 + log2 n instead "
+        "of its softmax; the threshold is on the scaled base-2 logit q.k * sm_scale * log2(e) "
+        "for the CUDA-core decode kernel (use_tensor_cores=False, single decode) and on the "
+        "raw logit q.k for the FA2 / FA3 prefill kernels and tensor-core decode, and rows "
+        "just above it are biased (FlashInfer's FA2 / FA3 / CUDA-core decode / MLA "
+        "kernels, not trtllm-gen or cuDNN); not repairable after the kernel (measured on "
+        "an H100 with 0.3.1 and 0.6.7)",
+        "ref": "FI#4450 (decode), FI#4451 (ragged prefill); fixed in 0.7.0 by FI PR #4401 "
+        "(inf = infinity, clamped exp2 exponents)",
+        "workaround": "pip install 'flashinfer-python>=0.7.0' (no workaround on older "
+        "releases: the sentinel is a compile-time constant)",
+        "confirmed": True,
+    },
+    {
+        "id": "empty-rows-lse-sentinel",
+        "releases": ("0.2.0.post1", "0.7.0"),
+        "arch": "any",
+        "feature": "attention",
+        "kind": "accuracy",
+        "summary": "a query row with no valid key (causal with qo_len > kv_len, kv_len == "
+        "0, a custom-mask row with no set bit) gets a finite lse (-5e4 + log2 n) where 0.7.0 "
+        "returns -inf, and on FA3 a nonzero out where 0.7.0 returns 0; merging two -inf "
+        "states gives NaN.  fi_compat returns 0.7.0's values for the prefill / decode "
+        "wrappers (fa2, fa3, CUDA-core decode), single_prefill_with_kv_cache and the "
+        "merges; not for MLA, POD, the cascade wrapper, multi-item scoring, JIT variants or "
+        "other backends (measured on an H100 with 0.3.1 and 0.6.7)",
+        "ref": "FI#4452; fixed in 0.7.0 by FI PR #4401; fi_compat: "
+        "src/fi_compat/_adapters/_empty_rows.py",
+        "workaround": "call through the fi_compat facades named here (repaired), or pip "
+        "install 'flashinfer-python>=0.7.0'",
+        "confirmed": True,
+    },
+    {
         "id": "fp4quant-subnormal-e4m3-scales",
         "releases": ("0.6.0", "0.6.17"),
         "arch": "any",

@@ -136,6 +136,12 @@ class AttnSpy(BindSpy):
             q, v = a["q_nope"], a["ckv_cache" if "ckv_cache" in a else "paged_ckv_cache"]
         elif a.get("query") is not None:  # MLA run, packed inputs (0.7.0)
             q, v = a["query"], a["kv_cache"]
+        elif "s_a" in a:  # merge_state: fresh (v_merged, s_merged)
+            return a["v_a"].clone(), a["s_a"].clone()
+        elif "s_other" in a:  # merge_state_in_place: writes v / s, returns None
+            return None
+        elif "v" in a and "s" in a and "q" not in a:  # merge_states
+            return a["v"][:, 0].clone(), a["s"][:, 0].clone()
         elif "q" not in a:
             return None  # __init__ / plan
         else:

@@ -6,15 +6,19 @@ signature in every release 0.2.0.post1-0.7.4 (``v`` / ``s`` pairs, ``s`` the bas
 that the attention ``run(..., return_lse=True)`` returns; an ``lse_base="ln"`` LSE must
 not be fed to them).  The wrapper's ``plan`` renamed ``allow_fp16_qk_reduction`` to
 ``use_fp16_qk_reduction`` in 0.2.0.post2 and appended ``kv_data_type`` in 0.2.9;
-``begin_forward`` is ``plan`` and ``forward`` is ``run`` on every release.
+``begin_forward`` is ``plan`` and ``forward`` is ``run`` on every release.  Before 0.7.0
+two ``-inf`` states merge to NaN and ``merge_states`` of ``-inf`` states ends at the
+sentinel ``s = -5e4``: the merges return 0.7.0's ``v = 0`` / ``s = -inf`` there
+(:mod:`._empty_rows`; FlashInfer PR #4401).
 """
 
 from __future__ import annotations
 
-from .._core import EntryPoint, Param
+from .._core import EntryPoint, Param, ResultHook
 from ..errors import InvalidArgumentError
 from . import _elementwise as ew
 from ._attention import fp16_qk_reduction, method, prepare, validate_paged_run
+from ._empty_rows import MergeInPlace, MergeMany, MergeTwo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +55,7 @@ def _validate_pairs(name: str, names: tuple[str, ...], v_dims: int) -> Callable[
     return validate
 
 
-def _merge(name: str, params: list[str], v_dims: int) -> EntryPoint:
+def _merge(name: str, params: list[str], v_dims: int, fix: ResultHook) -> EntryPoint:
     pairs = tuple(p for p in params if p != "mask")
     return EntryPoint(
         facade=FACADE,
@@ -62,6 +66,7 @@ def _merge(name: str, params: list[str], v_dims: int) -> EntryPoint:
         validate_args=pairs,
         prepare=prepare,
         devices=ew.any_cuda_device,
+        results=(fix,),
         feature="attention.cascade",
     )
 
@@ -71,11 +76,11 @@ def _method(name: str, params: list[Param], **kw: Any) -> EntryPoint:
 
 
 SPECS = {
-    "merge_state": _merge("merge_state", ["v_a", "s_a", "v_b", "s_b"], 3),
+    "merge_state": _merge("merge_state", ["v_a", "s_a", "v_b", "s_b"], 3, MergeTwo()),
     "merge_state_in_place": _merge(
-        "merge_state_in_place", ["v", "s", "v_other", "s_other", "mask"], 3
+        "merge_state_in_place", ["v", "s", "v_other", "s_other", "mask"], 3, MergeInPlace()
     ),
-    "merge_states": _merge("merge_states", ["v", "s"], 4),
+    "merge_states": _merge("merge_states", ["v", "s"], 4, MergeMany()),
 }
 
 METHODS = {

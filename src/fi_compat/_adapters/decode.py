@@ -26,6 +26,9 @@ shared return / LSE conventions: :mod:`._attention`):
   ``skip_softmax_threshold_scale_factor`` 0.6.4; ``kv_cache_sf`` 0.6.8, called
   ``kv_block_scales`` in 0.6.7.
 * ``single_decode_with_kv_cache``: ``return_lse`` 0.2.6.
+* Requests without keys (``kv_len == 0``) before 0.7.0: ``plan`` / ``fast_decode_plan``
+  find them and ``run`` writes 0.7.0's ``lse = -inf`` (and ``out = 0`` on fa3)
+  (:mod:`._empty_rows`; FlashInfer #4452, fixed by PR #4401).
 * ``BatchDecodeMlaWithPagedKVCacheWrapper`` (0.2.0.post1-0.6.18.post1; removed in 0.7.0,
   where ``fi_compat.mla.BatchMLAPagedAttentionWrapper`` serves MLA): ``use_tensor_cores``
   inserted at slot 2 of ``__init__`` in 0.2.1.post2 (keyword-only here after
@@ -53,6 +56,7 @@ from ._attention import (
     validate_paged_run,
     validate_single,
 )
+from ._empty_rows import PlanRows, RunRows
 from .trtllm_attention import DECODE_SPECS as TRTLLM
 
 TYPE_CHECKING = False
@@ -184,6 +188,7 @@ PLAN = _method(
         Param("use_token_head_sf", note="per-token-head KV scale factors", ref="0.7.4"),
     ],
     normalizers=(MultiTokenDecode(), SplitNeedsTensorCores()),
+    results=(PlanRows("decode"),),
 )
 
 
@@ -233,6 +238,7 @@ RUN = _method(
     prepare=prepare,
     devices=ew.any_cuda_device,
     emulations=(CallerBuffers(),),
+    results=(RunRows(layout=False),),
     normalizers=(
         IgnoredByBackend(
             ("sinks",),
@@ -345,6 +351,7 @@ FAST_PLAN = EntryPoint(
     receiver="self",
     lean=True,
     normalizers=(MultiTokenDecode(),),
+    results=(PlanRows("fast_decode"),),
     fallback=plan_in_full,
     feature="attention.decode",
     matrix_note="before 0.4.0: the wrapper's full plan (fi_compat)",

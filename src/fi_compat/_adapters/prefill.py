@@ -34,6 +34,10 @@ conventions: :mod:`._attention`):
 * ``single_prefill_with_kv_cache``: ``scale_q`` / ``scale_k`` / ``scale_v`` / ``o_dtype``
   inserted after ``v`` and ``backend`` / ``return_lse`` reordered in 0.2.6;
   ``kv_cache_sf`` / ``k_scale`` / ``v_scale`` 0.6.10.
+* Rows with no valid key (causal ``qo_len > kv_len``, ``kv_len == 0``, an all-zero
+  custom-mask row) before 0.7.0: ``plan`` finds them and ``run`` /
+  ``single_prefill_with_kv_cache`` write 0.7.0's ``out = 0`` / ``lse = -inf``
+  (:mod:`._empty_rows`; FlashInfer #4452, fixed by PR #4401).
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from ._attention import (
     validate_ragged_run,
     validate_single,
 )
+from ._empty_rows import PlanRows, RunRows, SingleRows
 from .trtllm_attention import PREFILL_SPECS as TRTLLM
 
 TYPE_CHECKING = False
@@ -306,6 +311,7 @@ PAGED_METHODS = {
             *_split(),
             *_tail(),
         ],
+        results=(PlanRows("paged"),),
     ),
     "run": _method(
         PAGED,
@@ -328,6 +334,7 @@ PAGED_METHODS = {
         prepare=prepare,
         devices=ew.any_cuda_device,
         emulations=(CallerBuffers(), LseForm()),
+        results=(RunRows(layout=True),),
         normalizers=(
             IgnoredByBackend(
                 ("sinks",),
@@ -386,6 +393,7 @@ RAGGED_METHODS = {
             *_trtllm(("qo_indptr_cpu", "kv_indptr_cpu"), "0.7.4 host copies of the indptrs"),
             *_tail(),
         ],
+        results=(PlanRows("ragged"),),
     ),
     "run": _method(
         RAGGED,
@@ -399,6 +407,7 @@ RAGGED_METHODS = {
         prepare=prepare,
         devices=ew.any_cuda_device,
         emulations=(CallerBuffers(), LseForm()),
+        results=(RunRows(layout=True),),
         normalizers=(
             IgnoredByBackend(
                 ("q_scale", "k_scale", "v_scale"),
@@ -431,6 +440,7 @@ SINGLE = EntryPoint(
     validate_args=("q", "k", "v"),
     prepare=prepare,
     devices=ew.any_cuda_device,
+    results=(SingleRows(),),
     feature="attention.prefill",
 )
 

@@ -98,6 +98,7 @@ class Adapter:
         self.normalizer_guards: list[tuple[str, ...]] = []  # Normalizer.only_if_given
         self.normalizer_passes: list[str] = []  # Normalizer.passes (fast path only)
         self.results: list[tuple[tuple[str, ...], Callable[..., Any]]] = []
+        self.result_guards: list[str | None] = []  # ResultHook.guard, per result hook
         self.result_serves: frozenset[str] = frozenset()
         self.source = ""  # the generated code (fi_compat.explain)
         self.sources: dict[str, str] = {}  # linecache file name -> source, both variants
@@ -147,6 +148,7 @@ class Adapter:
             rf = rh.build(self)
             if rf is not None:
                 self.results.append((rh.args, rf))
+                self.result_guards.append(rh.guard)
                 serves.update(rh.serves)
         self.result_serves = frozenset(serves)
         from .._policy import version_verdict
@@ -670,7 +672,10 @@ class Adapter:
             raise self.too_many_positional(args)
         if self.problem == "fallback":  # the release predates the entry point
             return self.call_fallback(kw, extra, receiver)
-        hooks = [(rf, [kw[n] for n in args]) for args, rf in self.results]  # as passed
+        recv_name = self.entry.receiver
+        hooks = [  # the arguments as passed; a method's receiver by its name
+            (rf, [receiver if n == recv_name else kw[n] for n in args]) for args, rf in self.results
+        ]
         recv = None if receiver is NO_RECEIVER else receiver
         call, states = self.translate(kw, extra, recv, import_target=True)
         fn = self.ns["_fn"]

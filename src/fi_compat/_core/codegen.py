@@ -248,7 +248,10 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     def finish(expr: str) -> str:
         for i, (args, _fn) in enumerate(adapter.results):
             vals = ", ".join(f"_o_{n}" if n in rebound else n for n in args)
-            expr = f"_R{i}({expr}, {vals})"
+            guard = adapter.result_guards[i]
+            # a guarded hook: the guard is evaluated first, then one branch (one call)
+            call = f"_R{i}({expr}, {vals})"
+            expr = f"({call} if {guard} else {expr})" if guard else call
         return expr
 
     if e.validate is not None:

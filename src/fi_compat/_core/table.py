@@ -426,14 +426,20 @@ class ResultHook:
     both paths.
 
     ``args``: the stable parameters it reads, as the caller passed them (before any
-    cast or normaliser); ``serves``: stable parameters the release lacks that this hook
-    implements (e.g. an extra output a newer release can return); ``build(adapter)``
-    returns ``f(result, *args) -> result`` for that release, or ``None`` when the
-    release already returns the newest result (then nothing runs per call)."""
+    cast or normaliser; a method's receiver by its name, ``"self"``); ``serves``: stable
+    parameters the release lacks that this hook implements (e.g. an extra output a
+    newer release can return); ``build(adapter)`` returns ``f(result, *args) -> result``
+    for that release, or ``None`` when the release already returns the newest result
+    (then nothing runs per call).  ``guard`` (optional): a cheap expression over the
+    call's parameters (and the receiver) that is false only where ``f`` would return
+    the result unchanged; the generated code evaluates it before the call and calls
+    ``f`` only where it is true (per-instance state a ``plan`` left, read with
+    ``getattr``), the general path calls ``f`` always."""
 
     args: tuple[str, ...] = ()
     serves: tuple[str, ...] = ()
     boundaries: tuple[str, ...] = ()
+    guard: str | None = None
 
     def build(self, adapter: Adapter) -> Callable[..., Any] | None:
         raise NotImplementedError
