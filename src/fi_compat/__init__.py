@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from . import cli, device, enums, errors, fused_moe, gdn_prefill  # noqa: F401
     from ._core import Adapter
-    from ._core.written import WrittenFor
+    from ._written import WrittenFor
     from .detection import Detection
     from .device import KnownIssue
 
@@ -86,9 +86,9 @@ def written_for(release: str) -> WrittenFor:
     """Facade modules whose functions bind arguments as flashinfer-python ``release``
     does: its positional order, its parameter names, its defaults (see
     :mod:`fi_compat._core.written`)."""
-    from ._core import written_for as _written_for
+    from ._written import WrittenFor as _WrittenFor
 
-    return _written_for(release)
+    return _WrittenFor(release)
 
 
 def known_issues(

@@ -123,19 +123,13 @@ CLASSES = {
             "run": (_run, METHODS["run"]),
         },
         aliases={"begin_forward": "plan", "forward": "run"},
+        doc="""Multi-level cascade attention over one paged KV table (shared prefixes
+        at the upper levels, each request's own pages at the last): ``plan`` the levels'
+        query offsets and page tables once, then ``run`` once per layer; the levels'
+        states merge as ``merge_state`` merges them.""",
     )
 }
 lazy_classes(globals(), CLASSES)
-
-
-if TYPE_CHECKING:
-
-    class MultiLevelCascadeAttentionWrapper:
-        __init__ = _init
-        plan = _plan
-        begin_forward = _plan
-        run = _run
-        forward = _run
 
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same

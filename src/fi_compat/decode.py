@@ -406,9 +406,27 @@ def _mla_run(
 
 lazy_facades(globals(), [*SPECS.values(), *TRTLLM.values()])
 CLASSES = {
-    CLASS: _attention.wrapper_class(__name__, MODULE, CLASS, METHODS, (_init, _plan, _run)),
+    CLASS: _attention.wrapper_class(
+        __name__,
+        MODULE,
+        CLASS,
+        METHODS,
+        (_init, _plan, _run),
+        doc="""Batch decode attention (one query token per request) over a paged KV cache:
+        ``plan`` the batch's page table once (outside CUDA graphs), then ``run`` once per
+        layer.  ``run`` returns ``out``, or ``(out, lse)`` with ``return_lse=True``
+        (float32 base-2 LSE ``[batch, num_qo_heads]``), on every release.""",
+        flashinfer_methods=("forward", "forward_return_lse"),
+    ),
     MLA_CLASS: _attention.wrapper_class(
-        __name__, MODULE, MLA_CLASS, MLA_METHODS, (_mla_init, _mla_plan, _mla_run)
+        __name__,
+        MODULE,
+        MLA_CLASS,
+        MLA_METHODS,
+        (_mla_init, _mla_plan, _mla_run),
+        doc="""Batch MLA decode over a paged compressed-KV cache (FlashInfer's first MLA
+        decode wrapper; ``fi_compat.mla.BatchMLAPagedAttentionWrapper`` serves every
+        release): ``plan`` once per batch, ``run`` once per layer.""",
     ),
 }
 CLASSES[GRAPH_CLASS] = WrapperClass(
@@ -417,31 +435,14 @@ CLASSES[GRAPH_CLASS] = WrapperClass(
     module=MODULE,
     methods={"__init__": (_graph_init, GRAPH_INIT)},
     inherits=CLASSES[CLASS],  # plan, run, begin_forward ...: FlashInfer's inherited ones
+    doc="""Batch decode attention for CUDA-graph capture: the decode wrapper with
+    ``use_cuda_graph=True`` over three preallocated page-table buffers; ``plan`` outside
+    the graph, ``run`` inside it.  Not a subclass of this module's
+    ``BatchDecodeWithPagedKVCacheWrapper`` (FlashInfer's classes are related, the stable
+    ones are not).""",
 )
 lazy_classes(globals(), CLASSES)
 STABLE_PLAN[:] = [lambda: CLASSES[CLASS].functions()["plan"]]  # fast_decode_plan before 0.4.0
-
-
-if TYPE_CHECKING:
-
-    class BatchDecodeWithPagedKVCacheWrapper:
-        __init__ = _init
-        plan = _plan
-        begin_forward = _plan
-        run = _run
-
-        def end_forward(self) -> None: ...
-
-    class CUDAGraphBatchDecodeWithPagedKVCacheWrapper(BatchDecodeWithPagedKVCacheWrapper):
-        __init__ = _graph_init
-
-    class BatchDecodeMlaWithPagedKVCacheWrapper:
-        __init__ = _mla_init
-        plan = _mla_plan
-        begin_forward = _mla_plan
-        run = _mla_run
-
-        def end_forward(self) -> None: ...
 
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same

@@ -144,17 +144,20 @@ def _run(
 
 CLASSES = {
     CLASS: _attention.wrapper_class(
-        __name__, MODULE, CLASS, METHODS, (_init, _plan, _run), legacy=False
+        __name__,
+        MODULE,
+        CLASS,
+        METHODS,
+        (_init, _plan, _run),
+        legacy=False,
+        doc="""Batch multi-head latent attention (MLA) over a paged compressed-KV cache:
+        ``plan`` the batch once (outside CUDA graphs), then ``run`` once per layer with
+        the query's ``q_nope`` / ``q_pe`` parts over the ``ckv`` / ``kpe`` caches.
+        ``run`` returns ``out``, or ``(out, lse)`` with ``return_lse=True`` (float32
+        ``[tokens, heads]``, base 2), on every release.""",
     )
 }
 lazy_classes(globals(), CLASSES)
-
-if TYPE_CHECKING:
-
-    class BatchMLAPagedAttentionWrapper:
-        __init__ = _init
-        plan = _plan
-        run = _run
 
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same

@@ -343,31 +343,28 @@ CLASSES = {
         PAGED_METHODS,
         (_paged_init, _paged_plan, _paged_run),
         own_varargs=PAGED_OWN_VARARGS,
+        doc="""Batch prefill / append attention over a paged KV cache: ``plan`` the
+        batch's query offsets and page table once (outside CUDA graphs), then ``run``
+        once per layer.  ``run`` returns ``out``, or ``(out, lse)`` with
+        ``return_lse=True`` (float32 base-2 LSE ``[tokens, num_qo_heads]`` by default),
+        on every release.""",
+        flashinfer_methods=("forward", "forward_return_lse"),
     ),
     RAGGED: _attention.wrapper_class(
-        __name__, MODULE, RAGGED, RAGGED_METHODS, (_ragged_init, _ragged_plan, _ragged_run)
+        __name__,
+        MODULE,
+        RAGGED,
+        RAGGED_METHODS,
+        (_ragged_init, _ragged_plan, _ragged_run),
+        doc="""Batch prefill attention over ragged (contiguous per request) keys and
+        values: ``plan`` the batch's query and KV offsets once (outside CUDA graphs), then
+        ``run`` once per layer.  ``run`` returns ``out``, or ``(out, lse)`` with
+        ``return_lse=True`` (float32 base-2 LSE ``[tokens, num_qo_heads]`` by default),
+        on every release.""",
+        flashinfer_methods=("forward", "forward_return_lse"),
     ),
 }
 lazy_classes(globals(), CLASSES)
-
-
-if TYPE_CHECKING:
-
-    class BatchPrefillWithPagedKVCacheWrapper:
-        __init__ = _paged_init
-        plan = _paged_plan
-        begin_forward = _paged_plan
-        run = _paged_run
-
-        def end_forward(self) -> None: ...
-
-    class BatchPrefillWithRaggedKVCacheWrapper:
-        __init__ = _ragged_init
-        plan = _ragged_plan
-        begin_forward = _ragged_plan
-        run = _ragged_run
-
-        def end_forward(self) -> None: ...
 
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same

@@ -6,7 +6,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
 
+import pytest
 import tomllib
 
 from conftest import ROOT
@@ -50,3 +53,29 @@ def test_console_script_names_itself() -> None:
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("usage: fi-compat"), r.stdout[:80]
+
+
+def test_wheel_ships_the_type_stubs(tmp_path: Path) -> None:
+    """PEP 561: ``py.typed`` and every generated ``.pyi`` are package data.  The wheel
+    target takes the package directory whole (no include / exclude list to keep in step
+    with new stubs) and git ignores neither; with hatchling at hand, the built wheel is
+    read back."""
+    wheel = PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel == {"packages": ["src/fi_compat"]}, wheel
+    stubs = sorted(p.name for p in (ROOT / "src" / "fi_compat").glob("*.pyi"))
+    assert stubs and (ROOT / "src" / "fi_compat" / "py.typed").is_file()
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", "src/fi_compat/py.typed"]
+        + [f"src/fi_compat/{s}" for s in stubs],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert ignored.stdout == "", ignored.stdout
+    builders = pytest.importorskip("hatchling.builders.wheel")
+    (built,) = builders.WheelBuilder(str(ROOT)).build(
+        directory=str(tmp_path), versions=["standard"]
+    )
+    with zipfile.ZipFile(built) as z:
+        names = set(z.namelist())
+    assert {"fi_compat/py.typed", *(f"fi_compat/{s}" for s in stubs)} <= names

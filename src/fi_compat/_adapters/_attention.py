@@ -399,11 +399,14 @@ def wrapper_class(
     stubs: tuple[Any, Any, Any],
     legacy: bool = True,
     own_varargs: dict[str, tuple[str, tuple[str, ...]]] | None = None,
+    *,
+    doc: str,
+    flashinfer_methods: tuple[str, ...] = (),
 ) -> WrapperClass:
     """The ``WrapperClass`` of an attention wrapper: ``__init__`` / ``plan`` / ``run``
     from ``stubs`` and ``tables``, ``run_return_lse``, and with ``legacy`` the pre-0.7.0
-    names (``begin_forward`` = ``plan``, a no-op ``end_forward``); ``own_varargs``: see
-    :class:`~fi_compat._core.classes.WrapperClass`."""
+    names (``begin_forward`` = ``plan``, a no-op ``end_forward``); ``own_varargs``,
+    ``doc``, ``flashinfer_methods``: see :class:`~fi_compat._core.classes.WrapperClass`."""
     from .._core.classes import WrapperClass
 
     names = ("__init__", "plan", "run")
@@ -418,6 +421,8 @@ def wrapper_class(
         aliases={"begin_forward": "plan"} if legacy else {},
         extra=extra,
         own_varargs=own_varargs,
+        doc=doc,
+        flashinfer_methods=flashinfer_methods,
     )
 
 
@@ -428,3 +433,7 @@ def end_forward(self: Any) -> None:
 def run_return_lse(self: Any, q: Any, *args: Any, **kwargs: Any) -> Any:
     """``run(..., return_lse=True)``: ``(out, lse)`` (FlashInfer's ``run_return_lse``)."""
     return self.run(q, *args, return_lse=True, **kwargs)
+
+
+# its typed signature (tools/stubs.py): ``run``'s without ``return_lse``
+run_return_lse.fi_compat_signature = ("run", ("return_lse",))  # type: ignore[attr-defined]

@@ -62,14 +62,19 @@ class WrapperClass:
     ``methods``: {method name: (stub, entry)}, each entry with ``receiver="self"`` and
     ``attr="<Class>.<method>"``; ``aliases``: {old name: stable method name} (e.g.
     ``begin_forward`` -> ``plan``); ``extra``: plain attributes of the subclass (a
-    method every release treats the same, written by hand); ``doc``: the class
-    docstring; ``inherits``: the row of the stable class of FlashInfer's base class, whose
-    generated methods (the same functions and adapters), aliases and extras this class
-    shares where FlashInfer's subclass inherits them unchanged (the snapshots record
-    ``"inherited_from"``); ``own_varargs``: {method: (release, names)}: before
-    ``release``, FlashInfer's own methods pass ``names`` positionally after the method's
-    named positional parameters (into its ``*args``), meaning those parameters (in the
-    release view, they bind to them)."""
+    method every release treats the same, written by hand); ``doc``: what the class is
+    for, the head of its docstring (:meth:`docstring` adds which methods are fi_compat's
+    and which FlashInfer's); ``inherits``: the row of the stable class of FlashInfer's
+    base class, whose generated methods (the same functions and adapters), aliases and
+    extras this class shares where FlashInfer's subclass inherits them unchanged (the
+    snapshots record ``"inherited_from"``); ``own_varargs``: {method: (release,
+    names)}: before ``release``, FlashInfer's own methods pass ``names`` positionally
+    after the method's named positional parameters (into its ``*args``), meaning those
+    parameters (in the release view, they bind to them); ``flashinfer_methods``:
+    FlashInfer's own methods the class inherits that call one of the names above on
+    ``self`` in some release (``forward``; the audit of ``docs/wrappers.md``, which a
+    static test holds this to): they run in the release view, and the docstrings say
+    so."""
 
     def __init__(
         self,
@@ -83,6 +88,7 @@ class WrapperClass:
         doc: str = "",
         inherits: WrapperClass | None = None,
         own_varargs: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
+        flashinfer_methods: tuple[str, ...] = (),
     ) -> None:
         self.facade = facade
         self.name = name
@@ -96,6 +102,9 @@ class WrapperClass:
             **(own_varargs or {}),
         }
         self.doc = doc
+        self.flashinfer_methods: tuple[str, ...] = tuple(
+            dict.fromkeys([*(inherits.flashinfer_methods if inherits else ()), *flashinfer_methods])
+        )
         for stub, entry in self.methods.values():
             if entry.receiver is None or entry.module != module:
                 raise ValueError(f"{name}: {entry.name} is no method entry of {module}")
@@ -119,6 +128,61 @@ class WrapperClass:
                 out.update((m, f) for m, f in self.inherits.functions().items() if m not in out)
             self._functions = out
         return self._functions
+
+    def stubs(self) -> dict[str, tuple[Callable[..., Any], EntryPoint]]:
+        """{method: (stub, entry)}: the class's own and, after them, those it inherits
+        from the :attr:`inherits` row (what :meth:`functions` generates from)."""
+        out = dict(self.methods)
+        if self.inherits is not None:
+            out.update((m, v) for m, v in self.inherits.stubs().items() if m not in out)
+        return out
+
+    def docstring(self) -> str:
+        """The class docstring (``__doc__`` and the generated ``.pyi``), the same with
+        any FlashInfer release or none: :attr:`doc`, then which methods are fi_compat's
+        (the same on every release) and which are the installed FlashInfer class's own."""
+        stubs = self.stubs()
+        entry = stubs["__init__"][1] if "__init__" in stubs else next(iter(stubs.values()))[1]
+        span = f"flashinfer-python {entry.since} and later" + (
+            f" (removed in {entry.until})" if entry.until else ""
+        )
+        code = ", ".join(f"``{m}``" for m in stubs)
+        items = [
+            f"{code}: the frozen signatures below; each checks its arguments, drops or "
+            "refuses each parameter a release lacks as its docstring lists, and calls "
+            "FlashInfer's own by keyword."
+        ]
+        items += [f"``{old}``: ``{new}`` (its older name)." for old, new in self.aliases.items()]
+        for name, value in self.extra.items():
+            first = " ".join((getattr(value, "__doc__", None) or "").split("\n\n")[0].split())
+            if first[:1].isupper() and first[1:2].islower():
+                first = first[0].lower() + first[1:]
+            items.append(f"``{name}``: {first}")
+        own = (
+            [
+                f"{', '.join(f'``{m}``' for m in self.flashinfer_methods)}: the installed "
+                "release's own (its signature and docstring); their calls of the methods "
+                "above on ``self`` bind by the installed release's signature, then fi_compat's "
+                "method runs, with its checks (fi_compat's ``docs/wrappers.md``)."
+            ]
+            if self.flashinfer_methods
+            else []
+        )
+        own.append(
+            "every other attribute (properties, helpers such as ``reset_workspace_buffer``, "
+            "private state): the installed release's, unchanged; not part of fi_compat's "
+            "frozen API."
+        )
+        parts = [
+            " ".join(self.doc.split()),
+            f"A subclass of the installed ``{self.module}.{self.name}`` (``isinstance`` with "
+            f"it holds), built when the name is first accessed; {span}.",
+            "fi_compat's methods, the same on every release:",
+            "\n".join(_bullet(t) for t in items),
+            "FlashInfer's own, inherited from the installed release's class:",
+            "\n".join(_bullet(t) for t in own),
+        ]
+        return "\n\n".join(_fill(p) if not p.startswith("* ") else p for p in parts) + "\n"
 
     def build(self) -> type:
         """The stable subclass of the installed FlashInfer class (thread-safe, once)."""
@@ -145,7 +209,7 @@ class WrapperClass:
         ns: dict[str, Any] = {
             "__module__": self.facade,
             "__qualname__": self.name,
-            "__doc__": self.doc or base.__doc__,
+            "__doc__": self.docstring(),
             "_fi_compat_base": base,
             "_fi_compat_written": {},  # release -> subclass (fi_compat.written_for)
             **fns,
@@ -155,9 +219,11 @@ class WrapperClass:
             ns[old] = fns[new] if new in fns else self.extra[new]
         views: dict[type, type] = {}
         native = functools.partial(self._native, fns)
-        inside = inherited_callers(base, {*fns, *self.extra, *self.aliases})
+        bound = {*fns, *self.extra, *self.aliases}
+        inside = inherited_callers(base, bound)
         for name, fn in inside.items():
             ns[name] = _in_release_view(fn, views, native)
+            ns[name].__doc__ = _release_view_doc(name, fn, bound)
         ns["_fi_compat_inside"] = tuple(sorted(inside))  # the wrapped inherited methods
         ns["_fi_compat_views"] = views
         return type(self.name, (base,), ns)
@@ -211,11 +277,47 @@ class WrapperClass:
             {
                 "__module__": self.facade,
                 "__qualname__": self.name,
-                "__doc__": f"Unavailable here: {exc}",
+                "__doc__": f"Unavailable here: {exc}\n\n{self.docstring()}",
                 "__init__": __init__,
                 "__fi_compat_error__": exc,
             },
         )
+
+
+def _fill(text: str, width: int = 88, first: str = "", rest: str = "") -> str:
+    """``text`` wrapped at ``width``, its first line after ``first``, the others after
+    ``rest`` (no textwrap import)."""
+    lines: list[str] = []
+    cur: list[str] = []
+    size = len(first)
+    for word in text.split():
+        if cur and size + 1 + len(word) > width:
+            lines.append(" ".join(cur))
+            cur, size = [], len(rest)
+        size += len(word) + (1 if cur else 0)
+        cur.append(word)
+    lines.append(" ".join(cur))
+    return "\n".join((first if i == 0 else rest) + line for i, line in enumerate(lines))
+
+
+def _bullet(text: str) -> str:
+    return _fill(text, first="* ", rest="  ")
+
+
+def _release_view_doc(name: str, fn: Any, bound: set[str]) -> str:
+    """The docstring of FlashInfer's inherited method ``name`` on the stable subclass
+    (``help()``): what runs, then FlashInfer's own docstring."""
+    import inspect
+
+    calls = ", ".join(f"``self.{n}``" for n in sorted(self_attrs(fn) & bound))
+    theirs = inspect.cleandoc(fn.__doc__ or "")
+    note = _fill(
+        f"FlashInfer's own ``{name}`` (the installed release's, inherited), run by fi_compat "
+        f"in the release view: its calls of {calls} bind by the installed release's "
+        "signature, then fi_compat's method runs, with its checks (fi_compat's "
+        "docs/wrappers.md)." + (" FlashInfer's docstring follows." if theirs else "")
+    )
+    return f"{note}\n\n{theirs}" if theirs else note
 
 
 def inherited_callers(base: type, names: set[str]) -> dict[str, Any]:
@@ -314,8 +416,9 @@ def lazy_classes(ns: dict[str, Any], classes: Mapping[str, WrapperClass]) -> Non
     """Add wrapper classes to a facade module built with :func:`lazy_facades` (or none):
     each is built on first access of its name; ``fi_compat.adapters()`` builds only the
     method facades (no FlashInfer import)."""
-    from .facade import _BUILDERS
+    from .facade import _BUILDERS, _DECLARED
 
+    _DECLARED.setdefault(ns["__name__"], {})["classes"] = classes
     previous = ns.get("__getattr__")
     lock = _thread.allocate_lock()
 

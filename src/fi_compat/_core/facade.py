@@ -33,21 +33,42 @@ _debug = [flag("FI_COMPAT_DEBUG", False)]
 _BUILT: dict[str, tuple[Adapter, Any]] = {}
 # facade modules with lazily built functions: module name -> build them all
 _BUILDERS: dict[str, Callable[[], None]] = {}
+# what each facade module declares (tools/stubs.py writes its .pyi from it): module name ->
+# {"functions": {name: (stub, entry)}, "aliases": {name: public name}, "docs": {...},
+#  "classes": {name: WrapperClass}}
+_DECLARED: dict[str, dict[str, Any]] = {}
+
+
+def declared(module: str) -> dict[str, Any]:
+    """What the facade module ``module`` (imported) declares: its entry points' stubs
+    (``"functions"``: {name: (stub, entry)}), the other names of them (``"aliases"``),
+    the shared docstring parts (``"docs"``) and its wrapper classes (``"classes"``:
+    {name: :class:`~fi_compat._core.classes.WrapperClass`}).  Cold; no FlashInfer import."""
+    d = _DECLARED.get(module, {})
+    return {
+        "functions": dict(d.get("functions", {})),
+        "aliases": dict(d.get("aliases", {})),
+        "docs": dict(d.get("docs") or {}),
+        "classes": dict(d.get("classes", {})),
+    }
 
 
 def fill_docs(stub: Any, entry: EntryPoint, docs: Mapping[str, str] | None) -> None:
-    """Fill ``{name}`` parts of the stub's docstring: shared ``docs`` and, from the
-    table, ``{release_notes}`` and ``{positional}``."""
-    doc = stub.__doc__
-    if not doc:
-        return
+    """Fill ``{name}`` parts of the stub's docstring (:func:`filled_doc`)."""
+    if stub.__doc__:
+        stub.__doc__ = filled_doc(stub.__doc__, entry, docs)
+
+
+def filled_doc(doc: str, entry: EntryPoint, docs: Mapping[str, str] | None) -> str:
+    """``doc`` with its ``{name}`` parts filled: shared ``docs`` and, from the table,
+    ``{release_notes}`` and ``{positional}``."""
     for key, text in (docs or {}).items():
         doc = doc.replace("{" + key + "}", text)
     if "{release_notes}" in doc:
         doc = doc.replace("{release_notes}", entry.release_notes().lstrip())
     if "{positional}" in doc:
         doc = doc.replace("{positional}", "\n".join(wrap(positional_text(entry))).lstrip())
-    stub.__doc__ = doc
+    return doc
 
 
 def positional_text(entry: EntryPoint) -> str:
@@ -109,6 +130,7 @@ def lazy_facades(
         entry.bind_stub(stub)  # the tables know their signature from import on
         table[entry.name] = (stub, entry)
     ns["__all__"] = sorted({*ns.get("__all__", ()), *table, *alias})
+    _DECLARED.setdefault(ns["__name__"], {}).update(functions=table, aliases=alias, docs=docs)
 
     def build(name: str) -> Any:
         with lock:

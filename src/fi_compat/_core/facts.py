@@ -207,6 +207,24 @@ def render(positional: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def unlisted(entry: EntryPoint) -> list[str]:
+    """What a call of ``entry`` can pass only through the stub's ``**kwargs``: the
+    parameters of the releases it serves that have no stable name (neither a stable
+    parameter nor its older spelling), and ``"**kwargs"`` where such a release takes
+    ``**kwargs`` itself (cold: reads the snapshots).  Empty: the stable signature is
+    complete, and the typed one (``tools/stubs.py``) has no ``**kwargs``."""
+    from ..registry import KNOWN_RELEASES
+
+    _first, params = _facts_of(entry)
+    named = {n for p in entry.params.values() for n in (p.name, *(s[1] for s in p.spelled))}
+    out = sorted(n for n in params if n not in named and n != entry.receiver)
+    hi = None if entry.until is None else KNOWN_RELEASES.index(entry.until)
+    for release in KNOWN_RELEASES[KNOWN_RELEASES.index(entry.since) : hi]:
+        if any(q[1] == "vk" for q in signature(entry, release) or []):
+            return [*out, "**kwargs"]
+    return out
+
+
 def _positional_all() -> dict[str, tuple[int, str | None]]:
     """:func:`positional_rule` of every registered entry point (stubs bound)."""
     from .._facades import entry_points
