@@ -63,8 +63,9 @@ __all__ = [
 def block_scale_interleave(unswizzled_sf: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Swizzle linear block scales into the 128x4 layout (``flashinfer.block_scale_interleave``).
 
-    ``out`` (flashinfer>=0.7.2.post1) is emulated before: the result is copied into ``out``
-    and ``out`` is returned.
+    CUDA tensors only (a CPU tensor is refused before the call: FlashInfer 0.4.0+ reads
+    the device's compute capability first).  ``out`` (flashinfer>=0.7.2.post1) is emulated
+    before: the result is copied into ``out`` and ``out`` is returned.
     """
 
 def cutlass_fused_moe(

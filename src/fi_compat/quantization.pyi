@@ -34,8 +34,10 @@ __all__ = [
 
 def block_scale_interleave(unswizzled_sf: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Swizzle linear uint8 block scales ``[M, K/sf_vec_size]`` into the 128x4 layout the
-    FP4 GEMM / MoE kernels read (rows padded to a multiple of 128).  A CUDA tensor is
-    swizzled on its GPU, a CPU tensor on the host.  ``out``: a preallocated result.
+    FP4 GEMM / MoE kernels read (rows padded to a multiple of 128), on the tensor's GPU.
+    A CPU tensor is swizzled on the host by 0.2.9-0.3.1.post1 only; from 0.4.0 it is
+    refused before the call (``UnsupportedDeviceError``: FlashInfer reads the device's
+    compute capability first).  ``out``: a preallocated result.
     """
 
 def e2m1_and_ufp8sf_scale_to_float(

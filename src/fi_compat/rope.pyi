@@ -9,6 +9,11 @@ present signature).
 release: 0.2.0.post1-0.2.6 read them as int32 without a check (an int64 tensor was
 silently misread), so fi_compat hands those releases int32.  The ``_inplace`` variants
 return None; the others ``(q_rope, k_rope)``.
+
+Head sizes: every release's kernels take 64, 128, 256 and 512 only; another one is
+refused before the launch (on 0.2.1.post1-0.3.1.post1 it killed the process).  The
+cos/sin-cache form takes other head sizes from flashinfer-python 0.6.0, with a
+``rotary_dim`` that is a multiple of 32 (NeoX) or 16 (interleaved).
 """
 
 from typing import Any

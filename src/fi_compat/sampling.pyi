@@ -11,9 +11,11 @@ Served from 0.2.3 for the samplers (0.2.0.post1-0.2.2.post1 take caller-drawn
 * samples are int32, or the dtype of ``indices`` (int32 or int64) when given;
 * a row with no positive probability samples ``0``, and ``return_valid=True`` returns
   ``(samples, valid)`` with ``valid`` False for such rows (0.6.7's convention);
-* ``seed`` and ``offset`` (ints, or 1-D int64 device tensors from 0.6.4) seed the
-  Philox stream, both or neither; without them ``generator`` (or torch's default CUDA
-  generator) is drawn from and advanced;
+* ``seed`` and ``offset`` (ints, or 1-D int64 device tensors from 0.6.4; one value per
+  row from 0.7.2) give the kernels that Philox ``(seed, offset)``, both or neither: the
+  same samples on every release (an int ``offset`` not a multiple of 4 needs 0.6.0);
+  without them ``generator`` (or torch's default CUDA generator of the input's device)
+  is drawn from and advanced;
 * ``top_k_renorm_probs`` / ``top_k_mask_logits`` return the input's dtype;
 * ``top_k_max`` is a hint (dropped where the release lacks it); ``is_deterministic=True``
   needs the release that has it (0.6.7 top-p, 0.7.1 top-k).
