@@ -319,7 +319,7 @@ BAD = [
     ("layernorm", {"gemma": torch.ones(16, dtype=torch.bfloat16)}, "gemma must be float32"),
     ("rmsnorm_quant", {"out": torch.empty(5, 16).bfloat16()}, "float8_e4m3fn or float8_e5m2"),
     ("rmsnorm_quant", {"weight": torch.ones(16)}, "weight must have input's dtype"),
-    ("rmsnorm_quant", {"input": torch.randn(5, 32).bfloat16()[:, ::2]}, "stride"),
+    ("rmsnorm_quant", {"input": torch.randn(5, 16)}, "float16 or bfloat16"),
     ("fused_add_rmsnorm_quant", {"residual": torch.randn(5, 16).half()}, "residual"),
     (QK, {"input": torch.randn(5, 4, 16).bfloat16()}, "output"),  # another shape: mismatch
     (QK, {"weight": torch.ones(16)}, "weight must have input's dtype"),
