@@ -19,17 +19,18 @@ followed to the ``def`` or ``class`` it is bound to.  The result, {module: {name
 (about 3 s a release, 74 releases ~10 minutes on two cores).
 
 ``render``: the names fi_compat covers -- every entry point's function or class name
-(``EntryPoint.attr`` and its older spellings ``attr_spelled``), the enums of
-:mod:`fi_compat.enums` -- and, per release, their definitions: the defining module the
-signature snapshots record (``_snapshots/*.json``), else the entry point's module
-followed to the definition.  Every (module, name) of the release bound to one of those
-definitions is a location, private modules (``flashinfer.mla._core``) included.  Written
-to ``src/fi_compat/_locations.py`` (generated; never edit it): ``LOCATIONS`` {exposed
-name: {flashinfer module: (first release, last release or None while the newest has
-it)}}, ``ALIASES`` {exposed name: covered name} where FlashInfer spells it otherwise
-(``top_k_renorm_prob``), ``PROVIDERS`` {covered name: the fi_compat module whose object
-the top-level name gives} (the entry point with the widest release range).  A gap (a
-release in between lacking it) is not recorded: the range is first to last.
+(``EntryPoint.attr`` and its older spellings ``attr_spelled``), the re-exported
+FlashInfer objects (``Reexport``), the enums of :mod:`fi_compat.enums` -- and, per
+release, their definitions: the defining module the signature snapshots record
+(``_snapshots/*.json``), else the entry point's module followed to the definition. Every
+(module, name) of the release bound to one of those definitions is a location, private
+modules (``flashinfer.mla._core``) included. Written to ``src/fi_compat/_locations.py``
+(generated; never edit it): ``LOCATIONS`` {exposed name: {flashinfer module: (first
+release, last release or None while the newest has it)}}, ``ALIASES`` {exposed name:
+covered name} where FlashInfer spells it otherwise (``top_k_renorm_prob``),
+``PROVIDERS`` {covered name: the fi_compat module whose object the top-level name gives}
+(the entry point with the widest release range). A gap (a release in between lacking it)
+is not recorded: the range is first to last.
 
 After adding an entry point or a release (its snapshots made): ``python
 tools/locations.py`` (scans only the releases not cached yet, then renders);
@@ -252,7 +253,7 @@ def covered() -> tuple[Sources, Defs, dict[str, str]]:
     ...]} to look it up from; {release: {"defining_module:def": covered name}}, read
     from the signature snapshots; {covered name: fi_compat module providing its object}."""
     from fi_compat import enums
-    from fi_compat._facades import entry_points
+    from fi_compat._facades import entry_points, reexports
     from fi_compat._snapshot_io import DIR, load
     from fi_compat.registry import KNOWN_RELEASES as releases
 
@@ -286,6 +287,15 @@ def covered() -> tuple[Sources, Defs, dict[str, str]]:
         first = releases.index(floor) if floor in releases else 0
         if name not in widest or first < widest[name]:
             widest[name], providers[name] = first, e.facade.removeprefix("fi_compat.")
+    for r in reexports():  # FlashInfer's objects handed out as they are
+        try:
+            snap = json.loads(
+                (DIR / f"{r.module.removeprefix('flashinfer.')}.{r.attr}.json").read_text()
+            )
+        except FileNotFoundError:
+            snap = None
+        add(r.name, snap, [r.module], [r.attr])
+        providers[r.name] = r.facade.removeprefix("fi_compat.")
     for n in enums.__all__:
         if n != "StableEnum":
             path = DIR / f"tllm_enums.{n}.json"

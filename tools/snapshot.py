@@ -10,7 +10,10 @@ the wheel (``pip download --no-deps``, cached in ``--wheels``), or for the relea
 out of the archive and finds the function with :mod:`ast` -- nothing is imported, built
 or executed.  ``--merge`` keeps the releases an existing snapshot has outside the bounds.
 ``module:qualname`` takes ``Class.method`` qualnames, and an enum class name
-(``flashinfer.fused_moe:ActivationType``) records its members and integer values;
+(``flashinfer.fused_moe:ActivationType``) records its members and integer values; any
+other class records its constructor: a ``@dataclass``'s fields as the parameters of the
+``__init__`` it generates (``"class": "dataclass"``), a plain class's ``__init__`` without
+``self`` (``"class": "class"``);
 ``mod_a|mod_b:name`` takes the first module (in order) that has the name;
 ``mod:name|old_name`` takes ``name``, else the older spelling ``old_name`` (recorded as
 ``"attr"`` in that release's record; the snapshot is named after ``name``);
@@ -198,6 +201,44 @@ def _members(cls: ast.ClassDef) -> list[list[str | None]]:
     return out
 
 
+def _decorator(cls: ast.ClassDef, name: str) -> ast.expr | None:
+    """The decorator ``name`` (``@name``, ``@x.name``, ``@name(...)``) of ``cls``, or None."""
+    for d in cls.decorator_list:
+        f = d.func if isinstance(d, ast.Call) else d
+        if (isinstance(f, ast.Name) and f.id == name) or (
+            isinstance(f, ast.Attribute) and f.attr == name
+        ):
+            return d
+    return None
+
+
+def _is_enum(cls: ast.ClassDef) -> bool:
+    """A base named ``*Enum`` (``IntEnum``, ``enum.Enum``): an enum's members, not a
+    constructor, are its record."""
+    names = [b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in cls.bases]
+    return any(n.endswith("Enum") for n in names)
+
+
+def _fields(cls: ast.ClassDef, dec: ast.expr) -> list[list[str | None]]:
+    """A ``@dataclass`` body as its generated ``__init__``'s parameters: the annotated
+    names in order (``ClassVar`` skipped), keyword-only under ``kw_only=True``, the
+    default's source (``field(default_factory=...)`` as written)."""
+    kw_only = isinstance(dec, ast.Call) and any(
+        k.arg == "kw_only" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in dec.keywords
+    )
+    out: list[list[str | None]] = []
+    for node in cls.body:
+        if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name):
+            continue
+        ann = ast.unparse(node.annotation)
+        if ann.startswith(("ClassVar", "typing.ClassVar")):
+            continue
+        default = ast.unparse(node.value) if node.value is not None else None
+        out.append([node.target.id, "ko" if kw_only else "pk", default, ann])
+    return out
+
+
 def _ann(arg: ast.arg) -> str | None:
     return ast.unparse(arg.annotation) if arg.annotation is not None else None
 
@@ -218,7 +259,8 @@ def _tree(zf: Archive, module: str) -> tuple[str, ast.Module] | None:
 
 def _binding(zf: Archive, module: str, name: str, depth: int = 0) -> Binding | None:
     """The top-level ``def`` or ``class`` that ``module.name`` is bound to, re-exports
-    (``from .x import name``, ``*``) followed to the defining module."""
+    (``from .x import name``, ``*``, and the absolute ``from flashinfer.x import name``
+    of 0.6.15's ``flashinfer/autotuner/__init__.py``) followed to the defining module."""
     found = _tree(zf, module)
     if found is None or depth > 5:
         return None
@@ -228,14 +270,19 @@ def _binding(zf: Archive, module: str, name: str, depth: int = 0) -> Binding | N
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node.name == name:
                 result = (module, tree, node)
-        elif isinstance(node, ast.ImportFrom) and node.level >= 1:
+        elif isinstance(node, ast.ImportFrom) and (
+            node.level >= 1 or (node.module or "").split(".")[0] == "flashinfer"
+        ):
             for alias in node.names:
                 star = alias.name == "*"
                 if star or (alias.asname or alias.name) == name:
                     pkg = module if fname.endswith("__init__.py") else module.rpartition(".")[0]
                     for _ in range(node.level - 1):
                         pkg = pkg.rpartition(".")[0]
-                    target = f"{pkg}.{node.module}" if node.module else pkg
+                    if node.level == 0:
+                        target = str(node.module)
+                    else:
+                        target = f"{pkg}.{node.module}" if node.module else pkg
                     hit = _binding(zf, target, name if star else alias.name, depth + 1)
                     if hit is not None:
                         result = hit
@@ -381,6 +428,13 @@ def find(zf: Archive, module: str, qualname: str, depth: int = 0) -> Hit | None:
             extra = {**extra, **more}
         return defining, _params(target), {"returns": _returns(fn), **extra}
     if isinstance(node, ast.ClassDef):
+        dec = _decorator(node, "dataclass")
+        if dec is not None:  # the constructor the decorator generates
+            return defining, _fields(node, dec), {"class": "dataclass"}
+        if not _is_enum(node):  # the constructor, ``self`` left out
+            init = _member(zf, defining, tree, node, "__init__")
+            params = _params(init[0])[1:] if init is not None else []
+            return defining, params, {"class": "class"}
         return defining, _members(node), {}
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not rest:
         return defining, _params(node), {"returns": _returns(node)}

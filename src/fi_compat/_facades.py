@@ -2,7 +2,8 @@
 ``doctor --probe``, the generated docs and the contract tests.
 
 Each entry maps a facade module of fi_compat to the FlashInfer module it mirrors and the
-adapter module holding its tables (``ENTRIES``: the entry points in docs order).
+adapter module holding its tables (``ENTRIES``: the entry points in docs order;
+``REEXPORTS``, where it has any: FlashInfer objects handed out as they are).
 Adding a facade module is one row here.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._core import EntryPoint
+    from ._core.reexport import Reexport
 
 # fi_compat module -> (FlashInfer module it mirrors, adapter module)
 FACADES: dict[str, tuple[str, str]] = {
@@ -28,6 +30,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "cascade": ("flashinfer.cascade", "fi_compat._adapters.cascade"),
     "mla": ("flashinfer.mla", "fi_compat._adapters.mla"),
     "page": ("flashinfer.page", "fi_compat._adapters.page"),
+    "autotuner": ("flashinfer.autotuner", "fi_compat._adapters.autotuner"),
 }
 
 
@@ -40,6 +43,17 @@ def entry_points(module: str | None = None) -> list[EntryPoint]:
         if module is None or module == name:
             importlib.import_module(f"fi_compat.{name}")  # binds the stubs (parameter lists)
             out += importlib.import_module(adapters).ENTRIES
+    return out
+
+
+def reexports(module: str | None = None) -> list[Reexport]:
+    """Every re-exported FlashInfer object's row (of one facade module), in registry order."""
+    import importlib
+
+    out: list[Reexport] = []
+    for name, (_fi, adapters) in FACADES.items():
+        if module is None or module == name:
+            out += getattr(importlib.import_module(adapters), "REEXPORTS", [])
     return out
 
 

@@ -6,6 +6,7 @@ wrapper classes as they bind for an older release.
 """
 
 from fi_compat import activation as _activation
+from fi_compat import autotuner as _autotuner
 from fi_compat import cascade as _cascade
 from fi_compat import decode as _decode
 from fi_compat import fused_moe as _fused_moe
@@ -32,6 +33,8 @@ class WrittenFor:
     def __init__(self, release: str) -> None: ...
     @property
     def activation(self) -> _activation._Written: ...
+    @property
+    def autotuner(self) -> _autotuner._Written: ...
     @property
     def cascade(self) -> _cascade._Written: ...
     @property

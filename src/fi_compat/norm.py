@@ -1,8 +1,11 @@
 """Stable facade of ``flashinfer.norm``: RMSNorm, Gemma RMSNorm, their fused residual
-add, LayerNorm, RMSNorm fused with FP4 quantisation; one frozen signature each over every
-release 0.2.0.post1-0.7.4 that has the function (``layernorm``: 0.5.0+;
+add, LayerNorm, RMSNorm fused with FP4 quantisation, RMSNorm fused with FP8 quantisation
+(with and without the residual add), the CuTe-DSL QK RMSNorm; one frozen signature each
+over every release 0.2.0.post1-0.7.4 that has the function (``layernorm``: 0.5.0+;
 ``rmsnorm_fp4quant``: 0.6.0+, from ``flashinfer.cute_dsl.rmsnorm_fp4quant``, SM100+ and
-the optional package nvidia-cutlass-dsl).
+the optional package nvidia-cutlass-dsl; ``rmsnorm_quant`` and
+``fused_add_rmsnorm_quant``: 0.6.0+; ``qk_rmsnorm_cute``: 0.6.7+, from
+``flashinfer.norm.kernels.rmsnorm``, nvidia-cutlass-dsl).
 
 Importing this module reads the installed ``flashinfer-python`` version from package
 metadata (FlashInfer itself is imported on the first call); each function is built on
@@ -125,4 +128,64 @@ def rmsnorm_fp4quant(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
+def rmsnorm_quant(
+    out: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    scale: float | Tensor,
+    eps: float = 1e-6,
+    enable_pdl: bool | None = None,
+    **kwargs: Any,
+) -> None:
+    """RMSNorm quantised to FP8 in one kernel, in place: ``out = (input / rms(input) *
+    weight / scale).to(out.dtype)``.
+
+    ``input`` fp16/bf16 ``[batch, hidden]``, ``weight`` ``[hidden]`` of its dtype, ``out``
+    float8_e4m3fn or float8_e5m2 of the input's shape.  ``scale``: the quantisation
+    scale (the kernel divides by it), a float on every release, or a float32 tensor of
+    one element on the device (0.6.7+; before, refused naming 0.6.7: those releases take
+    a host float, and reading a tensor there would sync the host).  ``enable_pdl`` as
+    in :func:`rmsnorm`."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def fused_add_rmsnorm_quant(
+    out: Tensor,
+    input: Tensor,
+    residual: Tensor,
+    weight: Tensor,
+    scale: float | Tensor,
+    eps: float = 1e-6,
+    enable_pdl: bool | None = None,
+    **kwargs: Any,
+) -> None:
+    """In place: ``residual += input``, then ``out = rmsnorm_quant(residual)`` (FP8,
+    divided by ``scale``); ``scale`` as in :func:`rmsnorm_quant`."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def qk_rmsnorm_cute(
+    input: Tensor,
+    weight: Tensor,
+    output: Tensor,
+    eps: float = 1e-6,
+    weight_bias: float = 0.0,
+    enable_pdl: bool = False,
+    **kwargs: Any,
+) -> None:
+    """Per-head RMSNorm of a 3-D ``[batch, heads, head_dim]`` tensor (QK-norm), CuTe DSL,
+    into ``output``: ``input / rms(input) * (weight_bias + weight)``.  Any strides with
+    a unit last stride (``q`` sliced out of a fused QKV); ``weight`` ``[head_dim]`` of the
+    input's dtype.  ``enable_pdl`` is passed as it is (no release clamps it to the
+    device)."""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
 lazy_facades(globals(), SPECS.values())
+
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

@@ -133,3 +133,60 @@ def test_activation_matches_reference(name: str) -> None:
     same = [torch.equal(out, f(x, enable_pdl=v)) for v in (True, False)]
     _report(name, max_err=e, seconds=round(dt, 2), pdl_bitwise_equal=all(same))
     assert e < 3e-2 and into is buf and torch.equal(buf, out) and all(same), (e, same)
+
+
+# -- RMSNorm + FP8 quantisation, QK RMSNorm (issue 24) ---------------------------------
+
+
+@pytest.mark.parametrize("name", ["rmsnorm_quant", "fused_add_rmsnorm_quant"])
+@pytest.mark.parametrize("scale_kind", ["float", "tensor"])
+def test_rmsnorm_quant_matches_reference(name: str, scale_kind: str) -> None:
+    """``out = (rms(x) * w / scale).to(e4m3)``: a float ``scale`` on every release 0.6.0+,
+    a device tensor from 0.6.7 (refused before, naming 0.6.7)."""
+    from fi_compat import errors
+
+    if not at_least(place(RELEASE), "0.6.0"):
+        pytest.skip(f"{name} is 0.6.0+")
+    g = _gen(11)
+    x = torch.randn(33, 1024, generator=g, device=DEV).to(torch.bfloat16)
+    w = (torch.rand(1024, generator=g, device=DEV) + 0.5).to(torch.bfloat16)
+    r = torch.randn(33, 1024, generator=g, device=DEV).to(torch.bfloat16)
+    out = torch.empty(33, 1024, device=DEV, dtype=torch.float8_e4m3fn)
+    scale: Any = 0.25 if scale_kind == "float" else torch.tensor([0.25], device=DEV)
+    fused = name == "fused_add_rmsnorm_quant"
+    args = (out, x.clone(), r.clone(), w, scale) if fused else (out, x, w, scale)
+    if scale_kind == "tensor" and not at_least(place(RELEASE), "0.6.7"):
+        with pytest.raises(errors.UnsupportedParameterError, match=r"0\.6\.7"):
+            getattr(norm, name)(*args)
+        _report(f"{name}-tensor-scale", refused=True)
+        return
+    _, dt = _timed(lambda: getattr(norm, name)(*args))
+    src = (r.float() + x.float()).to(torch.bfloat16) if fused else x
+    want = (_rms_ref(src, w, 1e-6, False) / 0.25).to(torch.float8_e4m3fn)  # float32, once
+    mism = int((out.float() != want.float()).sum())
+    e = _err(out, want)
+    if fused:
+        assert torch.equal(args[2], src)  # the residual, in place
+    _report(f"{name}-{scale_kind}", max_abs=e, mismatched=mism, first_call_s=round(dt, 2))
+    # e4m3 has 3 mantissa bits: one code step where the bf16 rounding differs
+    assert e <= float(want.float().abs().max()) / 8
+
+
+def test_qk_rmsnorm_cute_on_strided_heads() -> None:
+    from fi_compat import errors
+
+    if not at_least(place(RELEASE), "0.6.7"):
+        pytest.skip("qk_rmsnorm_cute is 0.6.7+")
+    g = _gen(12)
+    qkv = torch.randn(7, 3 * 8, 128, generator=g, device=DEV).to(torch.bfloat16)
+    q = qkv[:, :8]  # [7, 8, 128], rows strided by the fused QKV heads
+    w = (torch.rand(128, generator=g, device=DEV) + 0.5).to(torch.bfloat16)
+    out = torch.empty(7, 8, 128, device=DEV, dtype=torch.bfloat16)
+    try:
+        _, dt = _timed(lambda: norm.qk_rmsnorm_cute(q, w, out, 1e-6, 1.0))
+    except errors.OptionalDependencyMissingError as exc:
+        pytest.skip(f"no CuTe DSL here: {exc}")
+    want = _rms_ref(q, w, 1e-6, True)  # weight_bias=1.0: Gemma's (1 + w)
+    e = _err(out, want)
+    _report("qk_rmsnorm_cute", max_abs=e, first_call_s=round(dt, 2))
+    assert e < 3e-2

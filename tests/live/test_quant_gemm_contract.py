@@ -43,3 +43,33 @@ def test_live_policy(name: str, case: Any) -> None:
         assert os.environ.get("FI_COMPAT_CELL_EXPECT") != "live", exc
         pytest.skip(f"flashinfer does not import here: {exc}")
     case(name, CELL, inspect.signature(real))
+
+
+@pytest.mark.parametrize("name", [n for n, e in SPECS.items() if e.backend_query])
+def test_backend_queries_answer_from_the_installed_release(name: str) -> None:
+    """The facade's ``is_backend_supported`` is FlashInfer's own answer where the release's
+    function has it, except where fi_compat refuses the name or the GPU first."""
+    from fi_compat import gemm
+    from fi_compat._core.backends import backend_accepted
+    from support.spy import stub
+
+    assert CELL is not None
+    e = SPECS[name]
+    if not at_least(place(CELL), e.since):
+        pytest.skip(f"{name} is served from {e.since}")
+    a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
+    try:
+        real = a.resolve()
+    except errors.FlashInferImportError as exc:
+        pytest.skip(f"flashinfer does not import here: {exc}")
+    f = a.build(stub(gemm, name))
+    own = getattr(real, "is_backend_supported", None)
+    p = e.params["backend"]
+    for backend in p.kind.literals if p.kind is not None else ():
+        for cc in (None, 90, 100, 120):
+            want = backend_accepted(a, "backend", backend)
+            if want and cc is not None and e.devices is not None:
+                want = e.devices(a.placement, divmod(cc, 10)) is None
+            if want:
+                want = bool(own(backend, cc)) if own is not None else backend != "auto"
+            assert f.is_backend_supported(backend, cc) is want, (backend, cc)

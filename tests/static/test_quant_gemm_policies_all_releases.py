@@ -36,6 +36,12 @@ FIRST = {
     "mm_fp8": "0.4.1",
     "mm_fp4": "0.2.9",
     "mm_bf16": "0.6.3",
+    "mm_mxfp8": "0.6.4",
+    "fp8_blockscale_gemm_sm90": "0.6.0",
+    "gemm_fp8_nt_groupwise": "0.2.6",
+    "tinygemm_bf16": "0.6.5",
+    "mm_bf16_fp4": "0.6.14",
+    "prepare_bf16_fp4_weights": "0.6.14",
 }
 
 

@@ -41,6 +41,10 @@ def _releases(name: str) -> list[str]:
 
 CELLS = [(n, r) for n in ENTRIES for r in _releases(n)]
 FP4Q = "rmsnorm_fp4quant"
+FP8Q = ("rmsnorm_quant", "fused_add_rmsnorm_quant")
+QK = "qk_rmsnorm_cute"
+# where the function writes its result (in place), or None: it returns it
+WRITES = {"rmsnorm_quant": "out", "fused_add_rmsnorm_quant": "out", QK: "output"}
 
 
 def _rms(x: torch.Tensor, w: torch.Tensor, eps: float, gemma: bool = False) -> torch.Tensor:
@@ -59,6 +63,22 @@ class KernelSpy(BindSpy):
 
     def result(self, a: dict[str, Any]) -> Any:
         x = a["input"]
+        if self.name in FP8Q:
+            scale = a["scale"]
+            if isinstance(scale, torch.Tensor):  # 0.6.7+: a one-element device tensor
+                assert at_least(place(self.release), "0.6.7"), "a host float before 0.6.7"
+                scale = scale.float().reshape(1)
+            if self.name == "fused_add_rmsnorm_quant":
+                a["residual"].add_(x)
+                x = a["residual"]
+            y = _rms(x, a["weight"], a["eps"]).float() / scale
+            a["out"].copy_(y.to(a["out"].dtype))
+            return None
+        if self.name == QK:
+            xf = x.float()
+            y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + a["eps"])
+            a["output"].copy_((y * (a["weight_bias"] + a["weight"].float())).to(x.dtype))
+            return None
         if self.name == FP4Q:
             return _fp4quant_kernel(a, self.release)
         if self.name in ("rmsnorm", "gemma_rmsnorm"):
@@ -174,6 +194,14 @@ def _args(name: str, rows: int = 5, hidden: int = 16) -> dict[str, torch.Tensor]
     if name in ACT:
         return {"input": x}
     w = (torch.rand(hidden, generator=g) + 0.5).to(torch.bfloat16)
+    if name in FP8Q:  # the positional order: out, input, (residual,) weight, scale
+        out = {"out": torch.empty(rows, hidden, dtype=torch.float8_e4m3fn), "input": x}
+        if name == "fused_add_rmsnorm_quant":
+            out["residual"] = torch.randn(rows, hidden, generator=g).to(x.dtype)
+        return {**out, "weight": w, "scale": 0.5}
+    if name == QK:
+        q = torch.randn(rows, 3, 2, hidden, generator=g).to(torch.bfloat16)[:, 0]  # strided
+        return {"input": q, "weight": w, "output": torch.empty(rows, 2, hidden).bfloat16()}
     if name.endswith("fused_add_rmsnorm"):
         return {
             "input": x,
@@ -183,20 +211,34 @@ def _args(name: str, rows: int = 5, hidden: int = 16) -> dict[str, torch.Tensor]
     return {"input": x, "weight": w}
 
 
+def _clone(v: Any) -> Any:
+    return v.clone() if isinstance(v, torch.Tensor) else v
+
+
 @pytest.mark.parametrize(("name", "release"), CELLS)
 def test_positional_and_keyword_calls_give_the_kernel_result(name: str, release: str) -> None:
     kw = _args(name)
-    want = KernelSpy(name, release)(**{k: v.clone() for k, v in kw.items()})
+    want = KernelSpy(name, release)(**{k: _clone(v) for k, v in kw.items()})
     f, spy = facade(name, release)
-    got_kw = f(**{k: v.clone() for k, v in kw.items()})
+    got_kw = f(**{k: _clone(v) for k, v in kw.items()})
     f2, spy2 = facade(name, release)
-    got_pos = f2(*(v.clone() for v in kw.values()))
+    got_pos = f2(*(_clone(v) for v in kw.values()))
     assert spy.raw_kwargs and spy2.raw_kwargs  # by keyword only (the spy refuses positions)
     if name == FP4Q:
         for got in (got_kw, got_pos):
             assert got[0].dtype == torch.float4_e2m1fn_x2 and got[0].shape == (5, 32)
             assert got[1].dtype == torch.float8_e4m3fn and got[1].shape == (5, 4)
             assert all(_u8(g).equal(_u8(x)) for g, x in zip(got, want, strict=True))
+    elif name in WRITES:  # in place: compare what each call wrote
+        assert got_kw is None and got_pos is None
+        buf = WRITES[name]
+        want_kw = KernelSpy(name, release)
+        ref = {k: _clone(v) for k, v in kw.items()}
+        want_kw(**ref)
+        for s in (spy, spy2):
+            assert torch.equal(s.last[buf].float(), ref[buf].float())
+            if name == "fused_add_rmsnorm_quant":
+                assert torch.equal(s.last["residual"], ref["residual"])
     elif name.endswith("fused_add_rmsnorm"):
         assert got_kw is None and got_pos is None
     else:
@@ -226,7 +268,9 @@ def _pdl_effect(name: str, release: str, sent: dict[str, Any], cc: tuple[int, in
     return device if v is None else bool(v)
 
 
-@pytest.mark.parametrize(("name", "release"), [c for c in CELLS if c[0] != "layernorm"])
+@pytest.mark.parametrize(
+    ("name", "release"), [c for c in CELLS if c[0] not in ("layernorm", QK)]
+)  # qk_rmsnorm_cute: a bool passed as it is on every release (tested below)
 def test_enable_pdl_means_the_newest_meaning_on_every_release(name: str, release: str) -> None:
     for cc in ((8, 0), (9, 0)):
         for v in (None, True, False):
@@ -273,6 +317,13 @@ BAD = [
     ("silu_and_mul", {"input": torch.randn(5, 15).bfloat16()}, "even last dimension"),
     ("gelu_and_mul", {"out": torch.empty(5, 16, dtype=torch.bfloat16)}, "out must be"),
     ("layernorm", {"gemma": torch.ones(16, dtype=torch.bfloat16)}, "gemma must be float32"),
+    ("rmsnorm_quant", {"out": torch.empty(5, 16).bfloat16()}, "float8_e4m3fn or float8_e5m2"),
+    ("rmsnorm_quant", {"weight": torch.ones(16)}, "weight must have input's dtype"),
+    ("rmsnorm_quant", {"input": torch.randn(5, 16)}, "float16 or bfloat16"),
+    ("fused_add_rmsnorm_quant", {"residual": torch.randn(5, 16).half()}, "residual"),
+    (QK, {"input": torch.randn(5, 4, 16).bfloat16()}, "output"),  # another shape: mismatch
+    (QK, {"weight": torch.ones(16)}, "weight must have input's dtype"),
+    (QK, {"input": torch.randn(5, 2, 32).bfloat16()[..., ::2]}, "stride"),
 ]
 
 
@@ -281,9 +332,10 @@ BAD = [
 def test_bad_input_is_refused_before_the_call(
     name: str, change: dict[str, Any], msg: str, release: str
 ) -> None:
-    if release not in _releases(name):  # layernorm before 0.5.0: below its first release
+    if release not in _releases(name):  # before the function's first release
         a = ENTRIES[name].select(Distribution("flashinfer-python", release, "<test>", ""))
-        with pytest.raises(errors.UnsupportedFlashInferVersionError, match=r"0\.5\.0"):
+        since = ENTRIES[name].since.replace(".", r"\.")
+        with pytest.raises(errors.UnsupportedFlashInferVersionError, match=since):
             a.build(STUBS[name])(**_args(name))
         return
     f, spy = facade(name, release)
@@ -326,8 +378,47 @@ def test_every_function_covers_every_release_that_has_it() -> None:
     for name, e in ENTRIES.items():
         rel = _releases(name)
         assert rel == list(KNOWN_RELEASES[KNOWN_RELEASES.index(e.since) :]), name
-        first = {"layernorm": "0.5.0", FP4Q: "0.6.0"}.get(name, "0.2.0.post1")
+        first = {"layernorm": "0.5.0", FP4Q: "0.6.0", QK: "0.6.7"}
+        first.update(dict.fromkeys(FP8Q, "0.6.0"))
+        first = first.get(name, "0.2.0.post1")
         assert e.since == first, name
+
+
+# -- rmsnorm_quant / fused_add_rmsnorm_quant / qk_rmsnorm_cute ----------------------------
+
+
+@pytest.mark.parametrize(("name", "release"), [c for c in CELLS if c[0] in FP8Q])
+def test_fp8_quant_scale_is_a_float_everywhere_and_a_tensor_from_0_6_7(
+    name: str, release: str
+) -> None:
+    """``scale``: a host float on every release; a one-element tensor from 0.6.7 (the
+    kernel reads it on the device), refused before (0.6.0-0.6.6 take a double)."""
+    kw = _args(name)
+    f, spy = facade(name, release)
+    f(**kw)
+    assert spy.raw_kwargs[-1]["scale"] == 0.5
+    t = torch.tensor([0.5])
+    if at_least(place(release), "0.6.7"):
+        f(**{**kw, "scale": t})
+        assert spy.raw_kwargs[-1]["scale"] is t  # passed as it is (no host read)
+    else:
+        n = len(spy.calls)
+        with pytest.raises(errors.UnsupportedParameterError, match=r"scale=<a tensor>.*0\.6\.7"):
+            f(**{**kw, "scale": t})
+        assert len(spy.calls) == n
+
+
+@pytest.mark.parametrize("release", _releases(QK))
+def test_qk_rmsnorm_cute_passes_enable_pdl_and_weight_bias_as_they_are(release: str) -> None:
+    for v in (True, False):
+        f, spy = facade(QK, release)
+        with assume_capability((8, 0)):
+            f(**_args(QK), enable_pdl=v, weight_bias=1.0)
+        assert spy.raw_kwargs[-1]["enable_pdl"] is v
+        assert spy.raw_kwargs[-1]["weight_bias"] == 1.0
+    f, spy = facade(QK, release)
+    with pytest.raises(errors.InvalidArgumentError, match="must be 3-D"):
+        f(**{**_args(QK), "input": torch.randn(5, 16).bfloat16()})
 
 
 # -- rmsnorm_fp4quant -------------------------------------------------------------------

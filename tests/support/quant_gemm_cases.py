@@ -53,6 +53,12 @@ class KernelSpy(BindSpy):
             )
         if n == "bmm_fp8":
             return torch.zeros(a["A"].shape[0], a["A"].shape[1], a["B"].shape[2])
+        if n == "tinygemm_bf16":
+            return None  # in place
+        if n == "prepare_bf16_fp4_weights":
+            return a["b"], a["b_descale"], a["alpha"]
+        if n == "fp8_blockscale_gemm_sm90":
+            return torch.zeros(a["input"].shape[0], N, dtype=torch.bfloat16)
         return torch.zeros(a["a"].shape[0], N, dtype=torch.bfloat16)
 
 
@@ -94,6 +100,42 @@ def args(name: str) -> dict[str, Any]:
             "dtype": torch.bfloat16,
         }
     a8 = torch.randn(M, K).to(torch.float8_e4m3fn)
+    if name == "mm_mxfp8":  # 1-D 128x4-swizzled e8m0 scales: round_up(rows, 128) * 4 bytes
+        return {
+            "a": a8,
+            "b": torch.randn(N, K).to(torch.float8_e4m3fn).T,
+            "a_descale": torch.zeros(128 * 4, dtype=torch.uint8),
+            "b_descale": torch.zeros(128 * 4, dtype=torch.uint8),
+        }
+    if name == "fp8_blockscale_gemm_sm90":
+        return {"input": x, "weight": torch.randn(N, K).to(torch.bfloat16)}
+    if name == "gemm_fp8_nt_groupwise":
+        return {
+            "a": a8,
+            "b": torch.randn(N, K).to(torch.float8_e4m3fn),
+            "a_scale": torch.ones(1, M),
+            "b_scale": torch.ones(1, 1),
+            "scale_major_mode": "MN",
+        }
+    if name == "tinygemm_bf16":
+        return {
+            "input": x,
+            "weight": torch.randn(N, K).to(torch.bfloat16),
+            "out": torch.empty(M, N, dtype=torch.bfloat16),
+        }
+    if name == "mm_bf16_fp4":
+        return {
+            "a": x,
+            "b": torch.zeros(N, K // 2, dtype=torch.uint8),
+            "b_descale": torch.zeros(128 * 4, dtype=torch.uint8),
+            "backend": "cudnn",
+        }
+    if name == "prepare_bf16_fp4_weights":
+        return {
+            "b": torch.zeros(N, K // 2, dtype=torch.uint8),
+            "b_descale": torch.zeros(128 * 4, dtype=torch.uint8),
+            "backend": "cudnn",
+        }
     if name == "mm_fp8":
         return {"a": a8, "b": torch.randn(N, K).to(torch.float8_e4m3fn)}
     if name == "mm_fp4":
@@ -116,7 +158,11 @@ def case_calls_bind_by_keyword(name: str, release: str, sig: Any = None) -> None
     f, spy, _ = facade(name, release, sig)
     f(**kw)  # the first call binds torch into the generated code (the general path)
     f(**kw)
-    f(*kw.values())
+    params = SPECS[name].params
+    f(
+        *(v for n, v in kw.items() if not params[n].keyword_only),
+        **{n: v for n, v in kw.items() if params[n].keyword_only},
+    )
     assert spy.raw_kwargs[1].keys() == spy.raw_kwargs[2].keys()
     for n, v in kw.items():
         if isinstance(v, torch.Tensor):
@@ -124,7 +170,7 @@ def case_calls_bind_by_keyword(name: str, release: str, sig: Any = None) -> None
     if "backend" in SPECS[name].params and _has(release, name, "backend"):
         sent = spy.raw_kwargs[-1].get("backend")
         default = SPECS[name].params["backend"].default
-        if default == "auto" and name != "mm_fp4" and not at_least(place(release), "0.7.4"):
+        if default == "auto" and name in QUANT and not at_least(place(release), "0.7.4"):
             assert sent in (None, "cuda")  # the release's default, or auto resolved to it
         elif name == "mm_fp4" and not at_least(place(release), "0.6.0"):
             assert sent == "cudnn"  # auto is 0.6.0+; 0.2.9-0.5.3's default
@@ -148,9 +194,16 @@ def case_gpus_by_release(name: str, release: str, sig: Any = None) -> None:
         "mm_fp8": at_least(pl, "0.7.2.post1"),
         "mm_bf16": at_least(pl, "0.6.8"),
         "block_scale_interleave": at_least(pl, "0.2.13"),  # 0.2.9-0.2.12: an SM100 module
+        "fp8_blockscale_gemm_sm90": True,
+        "tinygemm_bf16": True,
     }.get(name, False)
     with assume_capability((10, 0)):
-        a.check_device(0)
+        if name == "fp8_blockscale_gemm_sm90":  # Hopper only, on every release
+            with pytest.raises(errors.UnsupportedDeviceError, match="SM90"):
+                a.check_device(0)
+            a.ns["_DEV"] = frozenset()
+        else:
+            a.check_device(0)
     a.ns["_DEV"] = frozenset()
     with assume_capability((9, 0)):
         if sm90:
@@ -244,6 +297,40 @@ def case_bad_input_is_refused(name: str, release: str, sig: Any = None) -> None:
         if len(kw) > 1:
             scale = list(kw)[1]
             bad.append(({scale: kw[scale].half()}, "float32 tensor"))
+    elif name == "mm_mxfp8":
+        lin = torch.zeros(M, K // 32, dtype=torch.uint8)  # a 2-D linear layout
+        bad += [
+            ({"a_descale": lin}, "a_descale must be 1-D.*2-D linear"),
+            ({"b_descale": lin}, "b_descale must be 1-D"),
+            ({"a": kw["a"].float()}, "float8_e4m3fn"),
+            ({"b": kw["b"][:32]}, "k"),
+        ]
+    elif name == "fp8_blockscale_gemm_sm90":
+        bad += [
+            ({"input": torch.randn(K, M).to(torch.bfloat16).T}, "contiguous"),
+            ({"weight": kw["weight"].half()}, "bfloat16 or float8_e4m3fn"),
+            ({"weight_scale": torch.ones(4, dtype=torch.float16)}, "float32"),
+        ]
+    elif name == "gemm_fp8_nt_groupwise":
+        bad += [
+            ({"scale_major_mode": None}, "needs scale_major_mode"),
+            ({"b": kw["b"].to(torch.float8_e5m2)}, "b must have a's dtype"),
+            ({"a_scale": kw["a_scale"].half()}, "float32"),
+            ({"b": torch.randn(K, N).to(torch.float8_e4m3fn).T}, "contiguous"),
+        ]
+    elif name == "tinygemm_bf16":
+        bad += [
+            (
+                {"weight": torch.randn(24, K).bfloat16(), "out": torch.empty(M, 24).bfloat16()},
+                "multiple of 16",
+            ),
+            ({"out": torch.empty(N, M).bfloat16().T}, "contiguous"),
+            ({"input": kw["input"].half()}, "bfloat16"),
+        ]
+    elif name == "mm_bf16_fp4":
+        bad.append(({"a": kw["a"].half()}, "bfloat16"))
+    elif name == "prepare_bf16_fp4_weights":
+        bad.append(({"b": kw["b"].float()}, "uint8"))
     elif name in GEMM:
         bad.append(({"a": kw["a"][0]}, "must be 2-D"))
     elif name == "block_scale_interleave":
@@ -257,9 +344,139 @@ def case_bad_input_is_refused(name: str, release: str, sig: Any = None) -> None:
     assert spy.calls == []
 
 
+def _refused(minimum: str) -> Any:
+    return pytest.raises(errors.UnsupportedParameterError, match=minimum.replace(".", r"\."))
+
+
+def case_gemm_release_policies(name: str, release: str, sig: Any = None) -> None:
+    """What the newer GEMM facades do differently per release: the positional prefix,
+    options and backend names a release lacks, release-specific shape limits, the
+    values always sent."""
+    pl = place(release)
+    kw = args(name)
+    f, spy, _ = facade(name, release, sig)
+    if name == "mm_mxfp8":
+        pos = [kw["a"], kw["b"], kw["a_descale"], kw["b_descale"], None, torch.bfloat16]
+        f(*pos)  # the stable prefix binds on every release
+        assert spy.last["out_dtype"] is torch.bfloat16 and spy.last["backend"] == "auto"
+        # slot 6 is backend on 0.6.4-0.6.6, use_8x4_sf_layout from 0.6.7: never positional
+        with pytest.raises(errors.PositionalMismatchError, match="at most 6"):
+            f(*pos, "cutlass")
+        if at_least(pl, "0.6.7"):
+            f(**kw, use_8x4_sf_layout=True, backend="trtllm")
+            assert spy.raw_kwargs[-1]["use_8x4_sf_layout"] is True
+        else:
+            with _refused("0.6.7"):
+                f(**kw, use_8x4_sf_layout=True)
+            with _refused("0.6.7"):
+                f(**kw, backend="trtllm")
+            f(**kw, use_8x4_sf_layout=False)
+            assert "use_8x4_sf_layout" not in spy.raw_kwargs[-1]
+        if not at_least(pl, "0.6.13"):
+            with _refused("0.6.13"):
+                f(**kw, backend="cudnn")
+    if name == "gemm_fp8_nt_groupwise":
+        f(**kw)
+        assert spy.raw_kwargs[-1]["scale_major_mode"] == "MN"  # always sent (0.2.6: default)
+        if at_least(pl, "0.2.9"):
+            f(**kw, backend="trtllm")
+            assert spy.raw_kwargs[-1]["backend"] == "trtllm"
+            f(**{**kw, "scale_major_mode": None}, backend="trtllm")  # only cutlass needs it
+            assert spy.raw_kwargs[-1]["scale_major_mode"] is None
+        else:  # 0.2.6-0.2.8: cutlass only, no backend parameter
+            assert "backend" not in spy.raw_kwargs[-1]
+            with _refused("0.2.9"):
+                f(**kw, backend="trtllm")
+        if not at_least(pl, "0.6.14"):
+            with _refused("0.6.14"):
+                f(**kw, backend="cutile")
+    if name == "tinygemm_bf16":
+        x = torch.randn(M, 32).to(torch.bfloat16)  # input features not a multiple of 64
+        w = torch.randn(N, 32).to(torch.bfloat16)
+        if at_least(pl, "0.6.8"):
+            f(x, w, kw["out"])
+            assert spy.last["input"] is x
+        else:
+            n = len(spy.calls)
+            with pytest.raises(errors.InvalidArgumentError, match=r"multiple of 64.*0\.6\.8"):
+                f(x, w, kw["out"])
+            assert len(spy.calls) == n
+        f(**kw, use_pdl=True)
+        assert spy.raw_kwargs[-1]["use_pdl"] is True
+    if name in ("mm_bf16_fp4", "prepare_bf16_fp4_weights"):
+        with pytest.raises(TypeError, match="backend"):  # required, as in FlashInfer
+            f(**{k: v for k, v in kw.items() if k != "backend"})
+        if at_least(pl, "0.7.1"):
+            f(**{**kw, "backend": "blackwell-native"})
+            assert spy.raw_kwargs[-1]["backend"] == "blackwell-native"
+        else:
+            with _refused("0.7.1"):
+                f(**{**kw, "backend": "cute-dsl-native"})
+
+
+class _OwnQuery:
+    """A FlashInfer function of a release with ``@backend_requirement``: its own answers."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[Any, ...]] = []
+
+    def __call__(self, **kw: Any) -> Any:
+        return None
+
+    def is_backend_supported(self, backend: str, cc: int | None = None) -> bool:
+        self.asked.append((backend, cc))
+        return backend == "cutlass"
+
+    def is_compute_capability_supported(self, cc: int) -> bool:
+        self.asked.append(("cc", cc))
+        return cc == 100
+
+
+def case_backend_queries(name: str, release: str, sig: Any = None) -> None:
+    """``f.is_backend_supported(backend, cc)`` / ``f.is_compute_capability_supported(cc)``
+    answer for the release: False for a name the release does not take or a GPU fi_compat
+    refuses; FlashInfer's own answer where its function has the query; else True."""
+    e = SPECS[name]
+    if e.backend_query is None:
+        assert not hasattr(facade(name, release, sig)[0], "is_backend_supported")
+        return
+    pl = place(release)
+    f, _, a = facade(name, release, sig)
+    p = e.params["backend"]
+    literals = p.kind.literals if p.kind is not None else ()
+    newer = [v for v, s in p.value_since.items() if not at_least(pl, s)]
+    for v in newer:
+        if p.present_in(pl):
+            assert not f.is_backend_supported(v), v  # refused by the facade here
+    assert not f.is_backend_supported("no-such-backend")
+    taken = [v for v in literals if v not in newer and v != "auto" and p.present_in(pl)]
+    for v in taken:
+        assert f.is_backend_supported(v) is True  # the spy has no query: fi_compat's answer
+        assert f.is_backend_supported(v, 100) is True
+        assert f.is_backend_supported(v, (10, 0)) is True
+    if not p.present_in(pl):  # bmm_fp8 before 0.2.9: the release's only backend
+        assert f.is_backend_supported(p.default) is True
+    if taken and e.devices is not None and e.devices(pl, (9, 0)) is not None:
+        assert f.is_backend_supported(taken[0], 90) is False  # the device policy refuses
+        assert f.is_compute_capability_supported(90) is False
+    assert f.is_compute_capability_supported(100) is True
+    own = _OwnQuery()
+    a._set_target(own)
+    if taken:
+        assert f.is_backend_supported(taken[0], 100) == (taken[0] == "cutlass")
+        assert own.asked[-1] == (taken[0], 100)  # FlashInfer's integer capability
+    assert f.is_compute_capability_supported((10, 3)) is False and own.asked[-1] == ("cc", 103)
+    for v in newer:  # never asked: the facade would refuse the name
+        if p.present_in(pl):
+            assert not f.is_backend_supported(v)
+    assert all(q[0] not in newer for q in own.asked)
+
+
 CASES = [
     case_calls_bind_by_keyword,
     case_gpus_by_release,
     case_quantisation_policies,
     case_bad_input_is_refused,
+    case_gemm_release_policies,
+    case_backend_queries,
 ]

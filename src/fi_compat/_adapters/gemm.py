@@ -23,15 +23,45 @@ Read from the released sources (``_snapshots/flashinfer.*.json``, ``gemm_base.py
   0.6.5; cuDNN is in 0.6.3+ and lists SM90 from 0.6.8.  fi_compat serves it from 0.6.3
   (the stable default, cudnn, is not in 0.6.1-0.6.2) and sends the backend explicitly.
 
+* ``mm_mxfp8`` (0.6.4, ``gemm/gemm_base.py``): 0.6.7 inserted ``use_8x4_sf_layout``
+  before ``backend`` (positional slot 6: ``backend`` in 0.6.4-0.6.6), so the stable
+  positional prefix ends at ``out_dtype``.  Backends: cutlass 0.6.4, cute-dsl 0.6.6,
+  trtllm 0.6.7, cudnn 0.6.13, b12x 0.6.18, cutedsl_low_latency 0.7.0; none lists SM90.
+  Every backend reads 1-D swizzled block scales only: 0.6.4-0.6.15 document and accept
+  2-D linear scales and compute wrong numbers from them (FlashInfer PR 3882: "the
+  kernels only ever read 1D 128x4-swizzled scales"), 0.6.16 made cutlass and trtllm
+  raise; fi_compat refuses 2-D scales on every release.
+* ``fp8_blockscale_gemm_sm90`` (0.6.0, unchanged to 0.7.4): SM90 only (``_match_sm_version
+  (["90", "90a"])``); ``csrc/fp8_blockscale_gemm_sm90_binding.cu`` reads every tensor
+  through ``data_ptr()`` without a stride check, so non-contiguous tensors would be
+  misread: refused.
+* ``gemm_fp8_nt_groupwise`` (0.2.6 ``gemm.py``; ``backend`` 0.2.9 with cutlass / trtllm,
+  cutile 0.6.14, cute-dsl and auto 0.7.4): ``scale_major_mode`` defaulted to ``"MN"`` in
+  0.2.6-0.2.8 and to ``None`` from 0.2.9, which the cutlass path refuses (0.2.9
+  ``assert scale_major_mode is not None``, 0.6.0 ``ValueError("scale_major_mode is
+  required in CUTLASS")``): the stable default is 0.7.4's ``None``, sent explicitly, and
+  ``None`` with cutlass is refused before the call on every release.
+  ``csrc/gemm_groupwise_sm100.cu`` reads ``A``, ``B``, the float32 scales and ``C``
+  through ``data_ptr()``: ``a``, ``b`` and ``out`` must be contiguous.  SM100 family
+  (SM120 later); no release has an SM90 path.
+* ``tinygemm_bf16`` (0.6.5, ``gemm/routergemm.py``): SM90+; 0.6.5-0.6.7.post3 also refuse
+  ``input_features % 64 != 0`` (the TMA swizzle), lifted in 0.6.8.
+* ``mm_bf16_fp4`` / ``prepare_bf16_fp4_weights`` (0.6.14, ``gemm/gemm_bf16_fp4.py``):
+  ``backend`` required and keyword-only; cudnn and cute-dsl 0.6.14, cute-dsl-native,
+  blackwell-native and blackwell-tiled 0.7.1; SM100 and newer.
+
 FlashInfer's own ``fn.is_backend_supported(backend, cc)`` (``@backend_requirement``,
-0.5.3 ``bmm_fp8``, 0.5.0 ``mm_fp4``, 0.6.1 ``mm_bf16``, 0.7.0 ``mm_fp8``) is reachable
-as ``<facade>.raw().is_backend_supported``.
+0.5.3 ``bmm_fp8``, 0.5.0 ``mm_fp4``, 0.6.1 ``mm_bf16``, 0.7.0 ``mm_fp8``, 0.6.4
+``mm_mxfp8``, 0.6.0 ``gemm_fp8_nt_groupwise``, 0.6.14 ``mm_bf16_fp4``) is the facade's
+own ``is_backend_supported`` where the release has it (``EntryPoint(backend_query=)``,
+:mod:`fi_compat._core.backends`), fi_compat's answer before.
 """
 
 from __future__ import annotations
 
 from .._core import OMIT, EntryPoint, Normalizer, Param
 from .._core.adapter import short
+from .._core.contract import FP16, Tensor
 from ..errors import InvalidArgumentError
 from ..registry import at_least
 from . import _elementwise as ew
@@ -176,6 +206,7 @@ def _bmm_fp8() -> EntryPoint:
         devices=_sm89,
         feature="gemm",
         matrix_note="cuBLAS / cuDNN: SM89 and newer; cutlass: SM100 family",
+        backend_query="backend",
     )
 
 
@@ -202,6 +233,7 @@ def _mm_fp8() -> EntryPoint:
         devices=sm100_only("mm_fp8 has only SM100-family kernels before 0.7.2.post1", late),
         feature="gemm",
         matrix_note="SM100 family; SM89+ through cublas/cudnn from 0.7.2.post1",
+        backend_query="backend",
     )
 
 
@@ -265,6 +297,7 @@ def _mm_fp4() -> EntryPoint:
         devices=sm100_only("no mm_fp4 backend lists SM90 in any release"),
         feature="gemm",
         matrix_note="SM100 and newer",
+        backend_query="backend",
     )
 
 
@@ -296,6 +329,7 @@ def _mm_bf16() -> EntryPoint:
         feature="gemm",
         floor="0.6.3",
         matrix_note="served from 0.6.3 (cudnn, the stable default); SM90 from 0.6.8",
+        backend_query="backend",
     )
 
 
@@ -305,10 +339,277 @@ def _bf16_devices(pl: Placement, cc: tuple[int, int]) -> str | None:
     return "no mm_bf16 backend lists SM90 before 0.6.8 (cuDNN's)"
 
 
+# -- mm_mxfp8 -----------------------------------------------------------------------------
+
+_SWIZZLED = (
+    "the 1-D swizzled block scales mxfp8_quantize(..., is_sf_swizzled_layout=True) returns: "
+    "no backend reads 2-D linear scales (0.6.4-0.6.15 accept them and compute wrong "
+    "numbers, FlashInfer PR 3882; 0.6.16+ raise)"
+)
+
+
+def _check_mxfp8_scales(a: Any, b: Any, a_descale: Any, b_descale: Any, out: Any) -> None:
+    """After the contract: 1-D scales (the swizzled layout), on every release."""
+    for name, t in (("a_descale", a_descale), ("b_descale", b_descale)):
+        if t.dim() != 1:
+            raise InvalidArgumentError(
+                f"fi_compat.gemm.mm_mxfp8: {name} must be 1-D, the swizzled block scales "
+                f"mxfp8_quantize(..., is_sf_swizzled_layout=True) returns; got {short(t)}. "
+                f"No backend reads 2-D linear scales: flashinfer-python 0.6.4-0.6.15 take "
+                f"them and compute wrong numbers (FlashInfer PR 3882), 0.6.16+ raise. Fix: "
+                f"quantise with is_sf_swizzled_layout=True"
+            )
+
+
+def _mm_mxfp8() -> EntryPoint:
+    return EntryPoint(
+        facade="fi_compat.gemm",
+        name="mm_mxfp8",
+        module="flashinfer.gemm",
+        params=(
+            Param(
+                "use_8x4_sf_layout",
+                note="a's scales in the 8x4 layout (trtllm)",
+                ref="0.6.7 inserted before backend",
+            ),
+            Param(
+                "backend",
+                value_since={
+                    "cute-dsl": "0.6.6",
+                    "trtllm": "0.6.7",
+                    "cudnn": "0.6.13",
+                    "b12x": "0.6.18",
+                    "cutedsl_low_latency": "0.7.0",
+                },
+                note="GEMM library",
+                ref="0.6.4 cutlass; 0.6.6 cute-dsl; 0.6.7 trtllm; 0.6.13 cudnn; 0.6.18 b12x",
+            ),
+            Param("batch_invariant", note="deterministic kernel (SM100/103/107)", ref="0.7.4"),
+        ),
+        contracts={
+            "a": Tensor("m k", dtypes="float8_e4m3fn"),
+            "b": Tensor("k n", dtypes="float8_e4m3fn"),
+            "a_descale": Tensor(dtypes="uint8", why=_SWIZZLED),
+            "b_descale": Tensor(dtypes="uint8", why=_SWIZZLED),
+            "out": Tensor("m n", dtypes=FP16),
+        },
+        validate=_check_mxfp8_scales,
+        prepare=_prepare,
+        devices=sm100_only("no mm_mxfp8 backend lists SM90 in any release"),
+        feature="gemm",
+        matrix_note="SM100 and newer; 1-D swizzled scales only (2-D refused on every release)",
+        backend_query="backend",
+    )
+
+
+# -- fp8_blockscale_gemm_sm90 -------------------------------------------------------------
+
+_RAW = "the kernel reads it through its data pointer, without a stride check (every release)"
+_BF16_OR_FP8 = ("bfloat16", "float8_e4m3fn")
+
+
+def _sm90_exactly(pl: Placement, cc: tuple[int, int]) -> str | None:
+    if cc == (9, 0):
+        return None
+    return (
+        "fp8_blockscale_gemm_sm90 is a Hopper (SM90) kernel: every release refuses other "
+        "GPUs (_match_sm_version(['90', '90a']))"
+    )
+
+
+def _fp8_blockscale_gemm_sm90() -> EntryPoint:
+    return EntryPoint(
+        facade="fi_compat.gemm",
+        name="fp8_blockscale_gemm_sm90",
+        module="flashinfer.gemm",
+        params=(),
+        contracts={
+            "input": Tensor("m k", dtypes=_BF16_OR_FP8, contiguous=True, why=_RAW),
+            "weight": Tensor("n k", dtypes=_BF16_OR_FP8, contiguous=True, why=_RAW),
+            "input_scale": Tensor(dtypes="float32", contiguous=True, why=_RAW),
+            "weight_scale": Tensor("_ _", dtypes="float32", contiguous=True, why=_RAW),
+            "out": Tensor("m n", dtypes=FP16, contiguous=True, why=_RAW),
+        },
+        devices=_sm90_exactly,
+        feature="gemm",
+        matrix_note="SM90 only (DeepGEMM); every tensor contiguous",
+    )
+
+
+# -- gemm_fp8_nt_groupwise ------------------------------------------------------------------
+
+_FP8_NAMES = ("float8_e4m3fn", "float8_e5m2")
+
+
+def _check_groupwise(
+    a: Any, b: Any, a_scale: Any, b_scale: Any, out: Any, scale_major_mode: Any, backend: Any
+) -> None:
+    """After the contract: the cutlass path needs ``scale_major_mode`` on every release."""
+    if scale_major_mode is None and backend == "cutlass":
+        raise InvalidArgumentError(
+            "fi_compat.gemm.gemm_fp8_nt_groupwise: backend='cutlass' needs scale_major_mode "
+            "('MN': scales [k / 128, m] and [k / 128, n / 128]; 'K': [m, k / 128] and "
+            "[n / 128, k / 128]); None is refused by every release's cutlass path "
+            "(0.2.9 assert, 0.6.0+ ValueError; 0.2.6-0.2.8 defaulted to 'MN'). Fix: pass "
+            "scale_major_mode='MN' (0.2.6's default) or 'K'"
+        )
+
+
+def _gemm_fp8_nt_groupwise() -> EntryPoint:
+    return EntryPoint(
+        facade="fi_compat.gemm",
+        name="gemm_fp8_nt_groupwise",
+        module="flashinfer.gemm",
+        params=(
+            Param(
+                "scale_major_mode",
+                explicit=True,
+                note="layout of the scales (MN- or K-major)",
+                ref="0.2.6 default 'MN'; 0.2.9 default None (cutlass refuses None)",
+            ),
+            Param(
+                "backend",
+                value_since={"cutile": "0.6.14", "cute-dsl": "0.7.4", "auto": "0.7.4"},
+                note="GEMM library",
+                ref="0.2.9 cutlass/trtllm; 0.6.14 cutile; 0.7.4 cute-dsl, auto",
+            ),
+        ),
+        contracts={
+            "a": Tensor("m k", dtypes=_FP8_NAMES, contiguous=True, why=_RAW),
+            "b": Tensor("n k", dtype="a", contiguous=True, why=_RAW),
+            "a_scale": Tensor(dtypes="float32", why="read as float32 (static_cast<float*>)"),
+            "b_scale": Tensor(dtypes="float32", why="read as float32 (static_cast<float*>)"),
+            "out": Tensor("m n", dtypes=FP16, contiguous=True, why=_RAW),
+        },
+        validate=_check_groupwise,
+        validate_args=("scale_major_mode", "backend"),
+        devices=sm100_only("no gemm_fp8_nt_groupwise backend has an SM90 kernel in any release"),
+        feature="gemm",
+        matrix_note="SM100 family (SM120 later); scale_major_mode required with cutlass",
+        backend_query="backend",
+    )
+
+
+# -- tinygemm_bf16 ------------------------------------------------------------------------
+
+
+class TinyGemmK64(Normalizer):
+    """0.6.5-0.6.7.post3 refuse ``input_features % 64 != 0`` (``_tinygemm_bf16_shape_checks``:
+    "TMA swizzle constraint"); 0.6.8 lifted it.  Refused there before the call, naming
+    0.6.8, with the newer releases' meaning in the message."""
+
+    args = ("input",)
+    out = ()
+    boundaries = ("0.6.8",)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.6.8"):
+            return None
+        release = adapter.release
+
+        def check(x: Any) -> tuple[Any, ...]:
+            if x.shape[1] % 64:
+                raise InvalidArgumentError(
+                    f"fi_compat.gemm.tinygemm_bf16: flashinfer-python {release} needs "
+                    f"input_features (input.shape[1] = {x.shape[1]}) to be a multiple of 64; "
+                    f"0.6.8+ take any. Fix: pip install 'flashinfer-python>=0.6.8', or pad "
+                    f"the input features (and the weight's) to a multiple of 64"
+                )
+            return ()
+
+        return check
+
+    def describe(self, p: Placement) -> str | None:
+        return None if at_least(p, "0.6.8") else "`input` features a multiple of 64 (0.6.8+: any)"
+
+
+def _sm90_or_newer(pl: Placement, cc: tuple[int, int]) -> str | None:
+    return None if cc >= (9, 0) else "tinygemm_bf16 needs SM90 or newer (TMA) on every release"
+
+
+def _tinygemm_bf16() -> EntryPoint:
+    why = "every release checks it (contiguous, row-major)"
+    return EntryPoint(
+        facade="fi_compat.gemm",
+        name="tinygemm_bf16",
+        module="flashinfer.gemm",
+        params=(Param("use_pdl", note="programmatic dependent launch"),),
+        contracts={
+            "input": Tensor("batch k", dtypes="bfloat16", contiguous=True, why=why),
+            "weight": Tensor("16*nt k", dtypes="bfloat16", contiguous=True, why=why),
+            "out": Tensor("batch 16*nt", dtypes="bfloat16", contiguous=True, why=why),
+            "bias": Tensor("16*nt", dtypes="bfloat16", contiguous=True, why=why),
+        },
+        normalizers=(TinyGemmK64(),),
+        devices=_sm90_or_newer,
+        feature="gemm",
+        matrix_note="SM90 and newer; bf16, n a multiple of 16",
+    )
+
+
+# -- mm_bf16_fp4 / prepare_bf16_fp4_weights --------------------------------------------
+
+_BF16_FP4_BACKENDS: dict[object, str] = {
+    n: "0.7.1" for n in ("cute-dsl-native", "blackwell-native", "blackwell-tiled")
+}
+
+
+def _backend_row() -> Param:
+    return Param(
+        "backend",
+        value_since=_BF16_FP4_BACKENDS,
+        note="the backend (and weight layout)",
+        ref="0.6.14 cudnn/cute-dsl; 0.7.1 cute-dsl-native, blackwell-native/-tiled",
+    )
+
+
+def _mm_bf16_fp4() -> EntryPoint:
+    return EntryPoint(
+        facade="fi_compat.gemm",
+        name="mm_bf16_fp4",
+        module="flashinfer.gemm",
+        params=(_backend_row(),),
+        contracts={
+            "a": Tensor("m k", dtypes="bfloat16", why="the only activation dtype (0.6.14-0.7.4)"),
+            "b": Tensor(),  # the backend's prepared layout
+            "b_descale": Tensor(),
+            "alpha": Tensor(dtypes="float32"),
+            "out": Tensor("m _", dtypes=FP16),
+        },
+        devices=sm100_only("no mm_bf16_fp4 backend lists SM90 in any release"),
+        feature="gemm",
+        matrix_note="SM100 and newer",
+        backend_query="backend",
+    )
+
+
+def _prepare_bf16_fp4_weights() -> EntryPoint:
+    return EntryPoint(
+        facade="fi_compat.gemm",
+        name="prepare_bf16_fp4_weights",
+        module="flashinfer.gemm",
+        params=(_backend_row(),),
+        contracts={
+            "b": Tensor("n half_k", dtypes="uint8", why="two e2m1 values per byte"),
+            "b_descale": Tensor(),
+            "alpha": Tensor("1", dtypes="float32"),
+        },
+        feature="gemm",
+        matrix_note="weight preparation (host or GPU tensors)",
+    )
+
+
 SPECS: dict[str, EntryPoint] = {
     "bmm_fp8": _bmm_fp8(),
     "mm_fp8": _mm_fp8(),
     "mm_fp4": _mm_fp4(),
     "mm_bf16": _mm_bf16(),
+    "mm_mxfp8": _mm_mxfp8(),
+    "fp8_blockscale_gemm_sm90": _fp8_blockscale_gemm_sm90(),
+    "gemm_fp8_nt_groupwise": _gemm_fp8_nt_groupwise(),
+    "tinygemm_bf16": _tinygemm_bf16(),
+    "mm_bf16_fp4": _mm_bf16_fp4(),
+    "prepare_bf16_fp4_weights": _prepare_bf16_fp4_weights(),
 }
 ENTRIES = list(SPECS.values())

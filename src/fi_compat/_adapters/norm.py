@@ -13,6 +13,22 @@ Read from the released sources (``_snapshots/norm.*.json`` has every signature):
   type (``static_cast<c_type*>(weight.data_ptr())``; 0.2.x-0.3.x never check it), so a
   weight of another dtype is refused before the call on every release.
 
+``rmsnorm_quant`` / ``fused_add_rmsnorm_quant`` (0.6.0, ``flashinfer/norm.py``, then
+``norm/__init__.py``; ``csrc/norm.cu``): the signature never changed, but ``scale``
+did: a host ``double`` in 0.6.0-0.6.6 (``static_cast<float>(scale)``), a float or a
+one-element tensor from 0.6.7 (``_normalize_scale_tensor``: a float is made a device
+tensor, with a FutureWarning); the kernel divides by it on every release
+(``scale_inv = 1.0f / scale``).  A tensor ``scale`` before 0.6.7 is refused naming
+0.6.7 (reading it would sync the host).  The kernel reads ``weight`` as the input's type
+(``static_cast<c_type*>``), checks last-dimension contiguity only, dispatches on
+fp16/bf16 input and an fp8 ``out``; ``enable_pdl`` as the other norms (clamped to the
+device from 0.6.8).
+
+``qk_rmsnorm_cute`` (0.6.7, ``flashinfer/norm/kernels/rmsnorm.py``, re-exported by
+``flashinfer.norm`` when the CuTe DSL imports): unchanged to 0.7.4 (0.6.8 passes the
+device's SM to the compile cache); 3-D input of any strides with a unit last stride,
+``weight`` ``[head_dim]`` compiled as the input's dtype; needs nvidia-cutlass-dsl.
+
 ``rmsnorm_fp4quant`` (RMSNorm fused with FP4 quantisation, a CuTe-DSL kernel defined in
 ``flashinfer/cute_dsl/rmsnorm_fp4quant.py`` from 0.6.0; 0.7.4 also re-exports it from
 ``flashinfer.norm``).  Read from the wrappers of 0.6.0 (l. 1800), 0.6.7 (l. 761), 0.6.8
@@ -59,6 +75,7 @@ from ..registry import VersionRange, at_least
 from . import _elementwise as ew
 from ._backend import sm100_only
 from ._elementwise import EnablePdl
+from .trtllm_attention import KindSince
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -461,6 +478,81 @@ def _fp4quant() -> EntryPoint:
     )
 
 
+# -- rmsnorm_quant / fused_add_rmsnorm_quant / qk_rmsnorm_cute ---------------------------
+
+_FP8 = ("float8_e4m3fn", "float8_e5m2")
+_LAST = "the kernel checks last-dimension contiguity only"
+
+
+def _quant_contract(fused: bool) -> dict[str, Tensor]:
+    """As the other norms': dims and dtypes (every release's kernel checks the unit last
+    stride itself, ``CHECK_LAST_DIM_CONTIGUOUS_INPUT``, before the launch)."""
+    out = {
+        "out": Tensor("batch_size hidden_size", dtypes=_FP8, why="the quantised output"),
+        "input": Tensor("batch_size hidden_size", dtypes=FP16, why=_HALF),
+    }
+    if fused:
+        out["residual"] = Tensor("batch_size hidden_size", match="input")
+    out["weight"] = Tensor("hidden_size", dtype="input", why=_WEIGHT)
+    return out
+
+
+def _is_tensor(v: Any) -> bool:
+    return hasattr(v, "dim") and hasattr(v, "get_device")
+
+
+def _quant(name: str, fused: bool) -> EntryPoint:
+    contracts = _quant_contract(fused)
+    return EntryPoint(
+        facade="fi_compat.norm",
+        name=name,
+        module="flashinfer.norm",
+        params=(
+            Param("scale", note="quantisation scale (divides)", ref="0.6.7 tensor or float"),
+            Param("enable_pdl", hint=True, note="programmatic dependent launch", ref=_PDL_REF),
+        ),
+        contracts=contracts,
+        prepare=ew.prepare,
+        normalizers=(
+            EnablePdl("input", clamp_from="0.6.8"),
+            KindSince("scale", "0.6.7", _is_tensor, "a tensor"),
+        ),
+        devices=ew.any_cuda_device,
+        feature="norm",
+    )
+
+
+_CUTE_DSL = "flashinfer.norm.kernels imports cutlass (the CuTe DSL) at module scope"
+
+
+def _qk_rmsnorm_cute() -> EntryPoint:
+    return EntryPoint(
+        facade="fi_compat.norm",
+        name="qk_rmsnorm_cute",
+        module="flashinfer.norm.kernels.rmsnorm",
+        params=(
+            Param("weight_bias", note="added to weight (1.0: Gemma)"),
+            Param("enable_pdl", note="programmatic dependent launch (passed as it is)"),
+        ),
+        contracts={
+            "input": Tensor("batch heads head_dim", contiguous="last", why=_LAST),
+            "weight": Tensor("head_dim", dtype="input", contiguous=True, why=_WEIGHT),
+            "output": Tensor("batch heads head_dim", match="input", contiguous="last", why=_LAST),
+        },
+        devices=ew.any_cuda_device,
+        feature="norm",
+        matrix_note="CuTe-DSL kernel; needs nvidia-cutlass-dsl",
+        optional_deps=(
+            OptionalDependency(
+                VersionRange("0.6.7", "0.6.8"), "cutlass", "nvidia-cutlass-dsl", (), _CUTE_DSL
+            ),
+            OptionalDependency(
+                VersionRange("0.6.8"), "cutlass", "nvidia-cutlass-dsl", ("cu12", "cu13"), _CUTE_DSL
+            ),
+        ),
+    )
+
+
 SPECS: dict[str, EntryPoint] = {
     "rmsnorm": _entry("rmsnorm", _norm_contract("... hidden_size", (2, 3)), emulations=(Rows3D(),)),
     "fused_add_rmsnorm": _entry("fused_add_rmsnorm", _fused_contract()),
@@ -476,5 +568,8 @@ SPECS: dict[str, EntryPoint] = {
         feature="norm",
     ),
     "rmsnorm_fp4quant": _fp4quant(),
+    "rmsnorm_quant": _quant("rmsnorm_quant", fused=False),
+    "fused_add_rmsnorm_quant": _quant("fused_add_rmsnorm_quant", fused=True),
+    "qk_rmsnorm_cute": _qk_rmsnorm_cute(),
 }
 ENTRIES = list(SPECS.values())

@@ -170,6 +170,10 @@ class Adapter:
         fn.__wrapped__ = stub  # inspect.signature() shows the stable signature
         fn.adapter = self  # introspection: <facade>.adapter.describe() / .source / .plan()
         fn.raw = self.resolve  # the raw FlashInfer function: <facade>.raw()
+        if e.backend_query is not None:  # FlashInfer's backend queries, for this release
+            from .backends import attach
+
+            attach(self, fn, e.backend_query)
         self.function = fn
         self._settle()
         return fn

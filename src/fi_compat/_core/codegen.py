@@ -43,6 +43,8 @@ class _Defer(Exception):
 
 def _default_test(n: str, default: object) -> str:
     """A test that ``n`` is still its default, by identity or builtin-scalar value."""
+    if default is REQUIRED:  # a required keyword-only parameter is never at a default
+        return "False"
     if default is None or default is True or default is False:
         return f"{n} is {default!r}"  # a constant: cheaper than a global lookup
     if type(default) in (int, float, str):

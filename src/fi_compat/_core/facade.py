@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any, ParamSpec, TypeVar
 
     from .adapter import Adapter
+    from .reexport import Reexport
     from .table import EntryPoint
 
     _P = ParamSpec("_P")
@@ -35,7 +36,7 @@ _BUILT: dict[str, tuple[Adapter, Any]] = {}
 _BUILDERS: dict[str, Callable[[], None]] = {}
 # what each facade module declares (tools/stubs.py writes its .pyi from it): module name ->
 # {"functions": {name: (stub, entry)}, "aliases": {name: public name}, "docs": {...},
-#  "classes": {name: WrapperClass}}
+#  "classes": {name: WrapperClass}, "objects": {name: re-exported FlashInfer object}}
 _DECLARED: dict[str, dict[str, Any]] = {}
 
 
@@ -50,6 +51,7 @@ def declared(module: str) -> dict[str, Any]:
         "aliases": dict(d.get("aliases", {})),
         "docs": dict(d.get("docs") or {}),
         "classes": dict(d.get("classes", {})),
+        "objects": dict(d.get("objects") or {}),
     }
 
 
@@ -107,6 +109,7 @@ def lazy_facades(
     entries: Iterable[EntryPoint],
     docs: Mapping[str, str] | None = None,
     aliases: Mapping[str, str] | None = None,
+    reexports: Iterable[Reexport] = (),
 ) -> None:
     """Build the facade functions of module namespace ``ns`` on first access.
 
@@ -114,10 +117,12 @@ def lazy_facades(
     one place the name is written): it is taken out of ``ns`` here and comes back as the
     generated function when first looked up (PEP 562 ``__getattr__``), so importing a
     facade module with many entry points costs only its stubs.  ``aliases``: {other name:
-    public name} (the same function under a FlashInfer release's older name).  The names
-    join the module's ``__all__`` (the literal ``__all__`` lists only what is not an entry
-    point).  A missing stub is an import error."""
+    public name} (the same function under a FlashInfer release's older name).
+    ``reexports``: FlashInfer objects handed out as they are (:mod:`.reexport`), resolved
+    on first access.  The names join the module's ``__all__`` (the literal ``__all__``
+    lists only what is not an entry point).  A missing stub is an import error."""
     alias = dict(aliases or {})
+    objects = {r.name: r for r in reexports}
     lock = _thread.allocate_lock()
     table: dict[str, tuple[Callable[..., Any], EntryPoint]] = {}
     for entry in entries:
@@ -129,8 +134,10 @@ def lazy_facades(
             )
         entry.bind_stub(stub)  # the tables know their signature from import on
         table[entry.name] = (stub, entry)
-    ns["__all__"] = sorted({*ns.get("__all__", ()), *table, *alias})
-    _DECLARED.setdefault(ns["__name__"], {}).update(functions=table, aliases=alias, docs=docs)
+    ns["__all__"] = sorted({*ns.get("__all__", ()), *table, *alias, *objects})
+    _DECLARED.setdefault(ns["__name__"], {}).update(
+        functions=table, aliases=alias, docs=docs, objects=objects
+    )
 
     def build(name: str) -> Any:
         with lock:
@@ -145,6 +152,9 @@ def lazy_facades(
         if name in alias:
             ns[name] = build(alias[name])
             return ns[name]
+        if name in objects:
+            ns[name] = objects[name].resolve()  # FlashInfer's object, or the typed error
+            return ns[name]
         raise AttributeError(f"module {ns['__name__']!r} has no attribute {name!r}")
 
     def build_all() -> None:
@@ -152,7 +162,7 @@ def lazy_facades(
             build(name)
 
     ns["__getattr__"] = __getattr__
-    ns["__dir__"] = lambda: sorted({*ns, *table, *alias})
+    ns["__dir__"] = lambda: sorted({*ns, *table, *alias, *objects})
     _BUILDERS[ns["__name__"]] = build_all
 
 

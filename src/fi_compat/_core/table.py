@@ -510,6 +510,7 @@ class EntryPoint:
         host_tensors: bool | tuple[str, str] = False,
         removed_fix: str = "",
         said: Sequence[Said] = (),
+        backend_query: str | None = None,
     ) -> None:
         self.facade = facade
         self.name = name
@@ -574,6 +575,10 @@ class EntryPoint:
         self.until: str | None = None
         # removed_fix: what to use instead on releases from ``until`` (the error's fix)
         self.removed_fix = removed_fix
+        # backend_query: the stable parameter naming the backend; the facade function
+        # then has FlashInfer's ``is_backend_supported`` / ``is_compute_capability_supported``
+        # answering for the installed release (fi_compat._core.backends)
+        self.backend_query = backend_query
         self.since = facts.first(self)
         self.bound = False
 
