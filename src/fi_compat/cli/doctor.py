@@ -123,6 +123,28 @@ def check_toolchain(
     return out
 
 
+def cutlass_users(fi: Distribution) -> list[str]:
+    """The facade functions whose FlashInfer module needs the CuTe DSL on ``fi``'s
+    release (their entry points' optional dependency)."""
+    from .._facades import entry_points
+
+    pl = place(fi.public)
+    if pl is None:
+        return []
+    out = []
+    for e in entry_points():
+        dep = e.optional_dependency(pl)
+        if dep is not None and dep.module == "cutlass" and at_least(pl, e.since):
+            out.append(e.dotted)
+    return out
+
+
+def _declared(fi: Distribution, package: str) -> str:
+    from .._requirements import check
+
+    return next((r.spec for r in check(fi) if r.name == package), "")
+
+
 def check_cutlass_dsl(fi: Distribution) -> Finding:
     """nvidia-cutlass-dsl installed and every file its RECORD lists present with its size
     (vLLM re-hashes the libs-cu13 RECORD because of a racy install; sizes catch truncated
@@ -131,19 +153,27 @@ def check_cutlass_dsl(fi: Distribution) -> Finding:
 
     dists = _dists("nvidia_cutlass_dsl")
     if "nvidia_cutlass_dsl" not in dists:
-        needed = at_least(place(fi.version), "0.6.15")
+        users = cutlass_users(fi)
         why = (
-            "flashinfer.gdn_prefill and the CuTe-DSL kernels of this release need it"
-            if needed
-            else "not needed by fi_compat's facades on this release "
-            "(flashinfer.gdn_prefill needs it from 0.6.15)"
+            f"{', '.join(users)} need it on this release (the registry's optional "
+            "dependencies; the same verdict as info)"
+            if users
+            else "no fi_compat facade needs it on this release"
         )
+        fix = ""
+        if users:
+            extras = at_least(place(fi.public), "0.6.15")  # the [cu12] / [cu13] extras
+            fix = (
+                f"pip install 'flashinfer-python[cu12]=={fi.public}' (or [cu13])"
+                if extras
+                else "pip install 'nvidia-cutlass-dsl" + _declared(fi, "nvidia-cutlass-dsl") + "'"
+            )
         return Finding(
-            "warning" if needed else "ok",
+            "warning" if users else "ok",
             "cutlass-dsl",
             "nvidia-cutlass-dsl not installed",
             why,
-            f"pip install 'flashinfer-python[cu12]=={fi.public}' (or [cu13])" if needed else "",
+            fix,
         )
     bad = []
     for _name, rec in dists.items():
@@ -349,6 +379,10 @@ def run(
     findings = check_packaging(det, env)
     findings += check_cubin_dir(det, env)
     findings += check_metadata(det)
+    if not det.overridden:  # an override describes no installed files
+        from .._requirements import findings as requirement_findings
+
+        findings += requirement_findings(det.flashinfer)
     findings += check_release(det)
     findings += check_toolchain(det, env, cc)
     findings += check_known_issues(det, cc)

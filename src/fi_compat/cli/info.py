@@ -77,6 +77,31 @@ def _module_available(name: str) -> bool:
         return False
 
 
+def _requirements() -> list[Any]:
+    """The installed release's requirements and their state here (read once)."""
+    if not _REQUIREMENTS:
+        from .._requirements import check
+        from ..detection import detect
+
+        det = detect()
+        fi = det.flashinfer
+        _REQUIREMENTS.append([] if fi is None or det.overridden else check(fi))
+    return _REQUIREMENTS[0]  # type: ignore[no-any-return]
+
+
+_REQUIREMENTS: list[Any] = []
+
+
+def _import_blockers() -> list[Any]:
+    """Requirements `import flashinfer` imports unguarded that are not met here."""
+    return [r for r in _requirements() if r.import_time and not r.ok]
+
+
+def _declared_spec(package: str) -> str:
+    """The installed release's own specifier for ``package`` ('' where undeclared)."""
+    return next((r.spec for r in _requirements() if r.name == package), "")
+
+
 def entry_status(entry: EntryPoint, adapter: Adapter) -> dict[str, Any]:
     """Predict, without importing FlashInfer, whether ``entry`` works on this host."""
     from .._policy import version_verdict
@@ -135,13 +160,27 @@ def _entry_status(entry: EntryPoint, adapter: Adapter, code: str) -> dict[str, A
                 "optional_dependency": None,
                 "detail": f"{f.title}: {f.explanation}; fix: {f.fix}",
             }
+    blockers = _import_blockers()
+    if blockers:
+        return {
+            "status": "import fails here",
+            "optional_dependency": None,
+            "detail": "`import flashinfer` needs "
+            + ", ".join(f"{r.name}{r.spec}" for r in blockers)
+            + "; fix: pip install "
+            + " ".join(f"'{r.name}{r.spec}'" for r in blockers),
+        }
     dep = entry.optional_dependency(pl)
     if dep is not None and not _module_available(dep.module):
-        extras = " or ".join(f"flashinfer-python[{x}]" for x in dep.extras)
+        how = (
+            " or ".join(f"flashinfer-python[{x}]" for x in dep.extras)
+            if dep.extras
+            else f"'{dep.package}{_declared_spec(dep.package)}'"
+        )
         return {
             "status": f"needs {dep.package}",
             "optional_dependency": dep.package,
-            "detail": f"{dep.note}; pip install {extras}",
+            "detail": f"{dep.note}; pip install {how}",
         }
     cuda = torch_build()["cuda"]
     # the CuTe DSL on a CPU-only torch: `import flashinfer` crashes in some releases,
