@@ -32,6 +32,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +94,14 @@ BUILD = ["setuptools>=77", "packaging>=24"]
 FIRST_WHEEL = (0, 5, 0)
 MISMATCHED_CUBIN = "0.6.0"  # on PyPI (flashinfer-cubin left PyPI after 0.6.13); 149 MB
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+# processes at a time for `run` (the static suite's workers, cells in parallel)
+JOBS = int(os.environ.get("FI_COMPAT_MATRIX_JOBS", min(2, os.cpu_count() or 1)))
+
+
+def _have(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
 
 
 def sdist_only(release: str) -> bool:
@@ -170,13 +179,28 @@ def cell_env(release: str, dsl: bool, expect: str) -> dict[str, str]:
     return env
 
 
-def run_cell(release: str, dsl: bool, expect: str, extra: list[str]) -> dict[str, object]:
+def run_cell(
+    release: str, dsl: bool, expect: str, extra: list[str], quiet: bool = False
+) -> dict[str, object]:
+    """One cell in its own interpreter; ``quiet``: its output is printed in one piece
+    when it ends (cells run two at a time under ``run``)."""
     name = f"{release}{'+dsl' if dsl else ''}{'+cubin' if expect == 'cubin-mismatch' else ''}"
     junit = MATRIX / f"junit-{name}.xml"
     cmd = [*PYTEST, "tests/live", f"--junitxml={junit}", *extra]
-    print(f"\n=== cell {name} (expect {expect})", flush=True)
+    head = f"\n=== cell {name} (expect {expect})"
+    if not quiet:
+        print(head, flush=True)
     t = time.time()
-    rc = subprocess.run(cmd, cwd=ROOT, env=cell_env(release, dsl, expect)).returncode
+    proc = subprocess.run(
+        cmd,
+        cwd=ROOT,
+        env=cell_env(release, dsl, expect),
+        capture_output=quiet,
+        text=True,
+    )
+    if quiet:
+        print(f"{head}\n{proc.stdout}{proc.stderr}", end="", flush=True)
+    rc = proc.returncode
     counts = _junit_counts(junit)
     return {
         "cell": name,
@@ -255,10 +279,13 @@ def main(argv: list[str] | None = None) -> int:
     install(CELLS)
     print("\n=== unit and snapshot tests (no FlashInfer on the path)", flush=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    # two workers: the CI machine has two cores (pytest-xdist, in the test extra)
+    workers = ["-n", str(JOBS)] if JOBS > 1 and _have("xdist") else []
     unit_rc = subprocess.run(
-        [*PYTEST, "tests", "--ignore=tests/live", *args.pytest_args], cwd=ROOT, env=env
+        [*PYTEST, *workers, "tests", "--ignore=tests/live", *args.pytest_args], cwd=ROOT, env=env
     ).returncode
-    rows = [run_cell(r, d, e, args.pytest_args) for r, d, e in CELLS]
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:  # each cell is its own interpreter
+        rows = list(pool.map(lambda c: run_cell(*c, args.pytest_args, quiet=JOBS > 1), CELLS))
     report(rows)
     bad = [r["cell"] for r in rows if r["rc"] != 0]
     print(f"\nunit tests rc={unit_rc}; failing cells: {bad or 'none'}")
