@@ -117,3 +117,17 @@ def test_module_entry_point_runs() -> None:
         env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
     )
     assert r.returncode == 0 and "fi_compat" in r.stdout, r.stderr
+
+
+def test_adapter_plan_shows_tensors_by_shape_dtype_device() -> None:
+    code = (
+        "import torch; from fi_compat import norm; "
+        "x = torch.randn(64, 128).half(); w = torch.ones(128).half(); "
+        "p = norm.rmsnorm.adapter.plan(x, w, 1e-6); "
+        "print(repr(p)); print(p['kwargs']['input'] is x)"
+    )
+    r = run_python(code, env={"FI_COMPAT_FLASHINFER_VERSION": "0.7.4", "FI_COMPAT_ALLOW_CPU": "1"})
+    assert r.returncode == 0, r.stderr
+    text, same = r.stdout.strip().splitlines()[-2:]
+    assert "'input': <Tensor (64, 128) torch.float16 cpu>" in text and "tensor(" not in text
+    assert same == "True"  # the plan still holds the tensors themselves

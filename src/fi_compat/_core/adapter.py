@@ -50,12 +50,33 @@ def _warn_once(key: tuple[str, str], message: str) -> None:
 
 
 def short(val: object) -> str:
-    """A value for an error message: tensors by shape and dtype, others by repr."""
+    """A value for an error message: tensors by shape, dtype and device, others by repr."""
     shape = getattr(val, "shape", None)
     if shape is not None:
-        return f"<{type(val).__name__} {tuple(shape)} {getattr(val, 'dtype', '?')}>"
+        dev = getattr(val, "device", None)
+        return f"<{type(val).__name__} {tuple(shape)} {getattr(val, 'dtype', '?')}" + (
+            f" {dev}>" if dev is not None else ">"
+        )
     text = repr(val)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _brief(val: object) -> str:
+    """``short`` through containers (the kwargs of a plan)."""
+    if isinstance(val, dict):
+        return "{" + ", ".join(f"{k!r}: {_brief(v)}" for k, v in val.items()) + "}"
+    if isinstance(val, (list, tuple)) and not hasattr(val, "shape"):
+        inner = ", ".join(_brief(v) for v in val)
+        return f"[{inner}]" if isinstance(val, list) else f"({inner}{',' if len(val) == 1 else ''})"
+    return short(val) if hasattr(val, "shape") else repr(val)
+
+
+class CallPlan(dict):  # type: ignore[type-arg]
+    """What :meth:`Adapter.plan` returns: a plain dict (the tensors themselves) whose
+    ``repr`` shows each tensor as shape / dtype / device instead of its values."""
+
+    def __repr__(self) -> str:
+        return _brief(dict(self))
 
 
 def is_integer_dtype(dt: Any) -> bool:
@@ -739,9 +760,9 @@ class Adapter:
         if missing:
             raise errors.MissingArgumentError(f"{e.dotted}: missing {', '.join(missing)}")
         call, states = self.translate(kw, extra)
-        return {
-            "function": e.qualname,
-            "release": self.release,
-            "kwargs": call,
-            "emulations": [em.name for em, _ in states],
-        }
+        return CallPlan(
+            function=e.qualname,
+            release=self.release,
+            kwargs=call,
+            emulations=[em.name for em, _ in states],
+        )
