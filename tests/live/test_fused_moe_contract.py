@@ -142,8 +142,14 @@ def test_cubin_probe_asks_the_file_the_release_fetches(real: dict[str, Any]) -> 
     path = r'checksum_path = f"\{(ArtifactPath\.TRTLLM_GEN_BMM|bmm_path)\}/checksums\.txt"'
     m = re.search(path, src)
     assert m is not None, "the release builds another checksums path"
-    if m.group(1) == "bmm_path":  # 0.6.18+
-        assert "bmm_path = ArtifactPath.TRTLLM_GEN_BMM" in src
+    if m.group(1) == "bmm_path":
+        # 0.6.18+: ``bmm_path = ArtifactPath.TRTLLM_GEN_BMM``; 0.6.16-0.6.17 pick
+        # ``TRTLLM_GEN_BMM_RUBIN if enable_rubin else TRTLLM_GEN_BMM`` (Rubin, SM107, only)
+        bmm_def = (
+            r"bmm_path = \(?\s*(?:ArtifactPath\.TRTLLM_GEN_BMM_RUBIN\s+if enable_rubin\s+"
+            r"else\s+)?ArtifactPath\.TRTLLM_GEN_BMM\b"
+        )
+        assert re.search(bmm_def, src), "bmm_path is another artifact group"
     first = re.search(r"= get_(?:cubin|artifact)\(\s*([^,\s]+)", src)
     assert first is not None and first.group(1) == "checksum_path"
 
