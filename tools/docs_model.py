@@ -49,17 +49,41 @@ def entry_points() -> list[EntryPoint]:
     return _entry_points()
 
 
+def facade_row(facade: str) -> str:
+    """The registry row (:data:`fi_compat._facades.FACADES`) of a facade module:
+    ``"fi_compat.comm.vllm_ar"`` -> ``"comm"`` (a facade package's submodules share its
+    row and its page)."""
+    from fi_compat._facades import FACADES
+
+    name = facade.removeprefix("fi_compat.")
+    while name not in FACADES and "." in name:
+        name = name.rpartition(".")[0]
+    return name
+
+
 def facades() -> dict[str, list[EntryPoint]]:
-    """Entry points grouped by facade module (``"fi_compat.gdn_prefill"`` -> [...])."""
+    """Entry points grouped by registry row (``"fi_compat.gdn_prefill"`` -> [...])."""
     out: dict[str, list[EntryPoint]] = {}
     for e in entry_points():
-        out.setdefault(e.facade, []).append(e)
+        out.setdefault(f"fi_compat.{facade_row(e.facade)}", []).append(e)
     return out
+
+
+def reexports(facade: str) -> list[Any]:
+    """The re-exports (FlashInfer's own objects, :mod:`fi_compat._core.reexport`) of a
+    registry row: its adapter module's ``ALL_REEXPORTS``."""
+    import importlib
+
+    from fi_compat._facades import FACADES
+
+    row = facade_row(facade)
+    importlib.import_module(f"fi_compat.{row}")
+    return list(getattr(importlib.import_module(FACADES[row][1]), "ALL_REEXPORTS", []))
 
 
 def page_name(facade: str) -> str:
     """``"fi_compat.gdn_prefill"`` -> ``"gdn_prefill.md"`` (its page under ``docs/``)."""
-    return facade.rpartition(".")[2] + ".md"
+    return facade_row(facade) + ".md"
 
 
 def anchor(heading: str) -> str:
@@ -231,8 +255,8 @@ def rows(entry: EntryPoint) -> list[dict[str, str]]:
     return out
 
 
-def _span(entry: EntryPoint) -> str:
-    return str(VersionRange(entry.since))
+def _span(entry: Any) -> str:
+    return str(VersionRange(entry.since, entry.until))
 
 
 def _own_notes(entry: EntryPoint) -> list[str]:
@@ -308,6 +332,23 @@ def page(facade: str) -> str:
         parts.append("|" + "---|" * len(cols))
         parts += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rs]
         parts.append("")
+    shared = reexports(facade)
+    if shared:
+        parts.append("## FlashInfer's own objects\n")
+        parts.append(
+            "Given as they are (resolved on first access of the name, no FlashInfer import "
+            "before): their constructors have one signature in every release that has them "
+            "(the static suite checks the snapshots). Where the installed release cannot "
+            "give one, the name is a stand-in class whose use raises the typed error.\n"
+        )
+        parts.append("| name | FlashInfer | releases | what |")
+        parts.append("|---|---|---|---|")
+        for r in shared:
+            parts.append(f"| `{r.dotted}` | `{r.qualname}` | {_span(r)} | {r.doc} |")
+        parts.append("")
+        for r in shared:
+            for g_issue in r.issues():
+                seen.setdefault(g_issue.id, g_issue)
     parts.append("## Known issues\n")
     if seen:
         parts.append(

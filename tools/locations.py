@@ -20,7 +20,9 @@ followed to the ``def`` or ``class`` it is bound to.  The result, {module: {name
 
 ``render``: the names fi_compat covers -- every entry point's function or class name
 (``EntryPoint.attr`` and its older spellings ``attr_spelled``), the enums of
-:mod:`fi_compat.enums` -- and, per release, their definitions: the defining module the
+:mod:`fi_compat.enums` (their snapshot ``StableEnum._snapshot_``), the re-exports of the
+facade modules (``ALL_REEXPORTS`` of an adapter module) -- and, per release, their
+definitions: the defining module the
 signature snapshots record (``_snapshots/*.json``), else the entry point's module
 followed to the definition.  Every (module, name) of the release bound to one of those
 definitions is a location, private modules (``flashinfer.mla._core``) included.  Written
@@ -288,11 +290,31 @@ def covered() -> tuple[Sources, Defs, dict[str, str]]:
             widest[name], providers[name] = first, e.facade.removeprefix("fi_compat.")
     for n in enums.__all__:
         if n != "StableEnum":
-            path = DIR / f"tllm_enums.{n}.json"
+            cls = getattr(enums, n)
+            path = DIR / f"{cls._snapshot_}.json"
             snap = json.loads(path.read_text()) if path.exists() else None
-            add(n, snap, list(ENUM_HOMES), [n])
+            homes = [m for m in cls._flashinfer_modules_ if m not in ENUM_HOMES]
+            add(n, snap, [*homes, *ENUM_HOMES], [n])
             providers[n] = "enums"
+    for r in reexports():  # FlashInfer's own objects a facade module gives as is
+        snap = json.loads((DIR / f"{r.snapshot}.json").read_text())
+        add(r.name, snap, [r.module], [r.name])
+        providers[r.name] = r.facade.removeprefix("fi_compat.")
     return sources, defs, providers
+
+
+def reexports() -> list[Any]:
+    """Every :class:`fi_compat._core.reexport.ReExport` of the registered facade modules
+    (an adapter module's ``ALL_REEXPORTS``)."""
+    import importlib
+
+    from fi_compat._facades import FACADES
+
+    out = []
+    for name, (_fi, adapters) in FACADES.items():
+        importlib.import_module(f"fi_compat.{name}")
+        out += getattr(importlib.import_module(adapters), "ALL_REEXPORTS", [])
+    return out
 
 
 def q(s: str) -> str:

@@ -28,6 +28,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "cascade": ("flashinfer.cascade", "fi_compat._adapters.cascade"),
     "mla": ("flashinfer.mla", "fi_compat._adapters.mla"),
     "page": ("flashinfer.page", "fi_compat._adapters.page"),
+    "comm": ("flashinfer.comm", "fi_compat._adapters.comm"),
 }
 
 

@@ -69,7 +69,10 @@ class WrapperClass:
     ``"inherited_from"``); ``own_varargs``: {method: (release, names)}: before
     ``release``, FlashInfer's own methods pass ``names`` positionally after the method's
     named positional parameters (into its ``*args``), meaning those parameters (in the
-    release view, they bind to them)."""
+    release view, they bind to them); ``static``: the methods that are FlashInfer
+    ``@staticmethod`` s (their entries have no receiver; the subclass binds the generated
+    function as a static method, and a stand-in class keeps them, each raising the
+    typed error when called)."""
 
     def __init__(
         self,
@@ -83,8 +86,10 @@ class WrapperClass:
         doc: str = "",
         inherits: WrapperClass | None = None,
         own_varargs: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
+        static: tuple[str, ...] = (),
     ) -> None:
         self.facade = facade
+        self.static = frozenset(static)
         self.name = name
         self.module = module
         self.methods = dict(methods)
@@ -96,8 +101,8 @@ class WrapperClass:
             **(own_varargs or {}),
         }
         self.doc = doc
-        for stub, entry in self.methods.values():
-            if entry.receiver is None or entry.module != module:
+        for method, (stub, entry) in self.methods.items():
+            if (entry.receiver is None) != (method in self.static) or entry.module != module:
                 raise ValueError(f"{name}: {entry.name} is no method entry of {module}")
             entry.bind_stub(stub)  # type: ignore[arg-type]
         self._functions: dict[str, Any] | None = None
@@ -148,14 +153,15 @@ class WrapperClass:
             "__doc__": self.doc or base.__doc__,
             "_fi_compat_base": base,
             "_fi_compat_written": {},  # release -> subclass (fi_compat.written_for)
-            **fns,
+            **{m: staticmethod(f) if m in self.static else f for m, f in fns.items()},
             **self.extra,
         }
         for old, new in self.aliases.items():
-            ns[old] = fns[new] if new in fns else self.extra[new]
+            ns[old] = ns[new]
         views: dict[type, type] = {}
-        native = functools.partial(self._native, fns)
-        inside = inherited_callers(base, {*fns, *self.extra, *self.aliases})
+        bound = {m: f for m, f in fns.items() if m not in self.static}
+        native = functools.partial(self._native, bound)
+        inside = inherited_callers(base, {*bound, *self.extra, *self.aliases})
         for name, fn in inside.items():
             ns[name] = _in_release_view(fn, views, native)
         ns["_fi_compat_inside"] = tuple(sorted(inside))  # the wrapped inherited methods
@@ -205,6 +211,7 @@ class WrapperClass:
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             raise exc
 
+        statics = {m: staticmethod(f) for m, f in self.functions().items() if m in self.static}
         return type(
             self.name,
             (),
@@ -214,6 +221,7 @@ class WrapperClass:
                 "__doc__": f"Unavailable here: {exc}",
                 "__init__": __init__,
                 "__fi_compat_error__": exc,
+                **statics,  # each raises the typed error when called
             },
         )
 

@@ -174,10 +174,13 @@ def render(positional: bool = True) -> str:
         first, params = compute(data)
         lines.append(f"    {_lit(path.stem)}: (")
         lines.append(f"        {_lit(first)},")
-        lines.append("        {")
-        for name, ranges in params.items():
-            lines.append(f"            {_lit(name)}: {_lit(ranges)},")
-        lines.append("        },")
+        if not params:  # a class snapshot (where it exists), as ruff format writes it
+            lines.append("        {},")
+        else:
+            lines.append("        {")
+            for name, ranges in params.items():
+                lines.append(f"            {_lit(name)}: {_lit(ranges)},")
+            lines.append("        },")
         lines.append("    ),")
     lines.append("}")
     lines.append("")

@@ -156,13 +156,14 @@ def _entry_status(entry: EntryPoint, adapter: Adapter, code: str) -> dict[str, A
                 "detail": f"{f.title}: {f.explanation}; fix: {f.fix}",
             }
     dep = entry.optional_dependency(pl)
-    if dep is not None and not _module_available(dep.module):
-        extras = " or ".join(f"flashinfer-python[{x}]" for x in dep.extras)
-        return {
-            "status": f"needs {dep.package}",
-            "optional_dependency": dep.package,
-            "detail": f"{dep.note}; pip install {extras}",
-        }
+    for need in entry.optional_dependencies(pl):
+        if not _module_available(need.module):
+            extras = " or ".join(f"flashinfer-python[{x}]" for x in need.extras)
+            return {
+                "status": f"needs {need.package}",
+                "optional_dependency": need.package,
+                "detail": f"{need.note}; pip install {extras or need.package}",
+            }
     cuda = torch_build()["cuda"]
     # the CuTe DSL on a CPU-only torch: `import flashinfer` crashes in some releases,
     # whatever the module (known issue cpu-torch-dsl-import-crash)
