@@ -243,3 +243,44 @@ def test_the_python_row_applies_only_below_3_12(monkeypatch: pytest.MonkeyPatch)
     assert not resolve.import_issue_applies(row, AssertionError("x"))
     monkeypatch.setattr(sys, "version_info", (3, 12, 0))
     assert not resolve.import_issue_applies(row, exc)
+
+
+@pytest.mark.parametrize("release", ["0.6.7", "0.7.4"])
+def test_flashinfers_integer_constants_stay_on_the_generated_path(
+    monkeypatch: pytest.MonkeyPatch, release: str
+) -> None:
+    """Engines pass FlashInfer's ``AllReduceFusionPattern.kARResidualRMSNorm`` (a plain
+    int) per layer: a stable integer is a key of the enum table, so the call never takes
+    the general path (it did: ~115 us a call); a bool, an IntEnum (read by name) and an
+    ambiguous integer still go there."""
+    import enum
+
+    from fi_compat._core.adapter import Adapter
+
+    general: list[Any] = []
+    call_general = Adapter.call_general
+
+    def counting(self: Adapter, *a: Any, **kw: Any) -> Any:
+        general.append(a)
+        return call_general(self, *a, **kw)
+
+    monkeypatch.setattr(Adapter, "call_general", counting)
+    fn, spy, _ = facade("allreduce_fusion", release)
+    kw = args("allreduce_fusion")
+    fn(**kw)  # the first call prepares (binds torch) on the general path
+    general.clear()
+    fn(**{**kw, "pattern": 1, "layout_code": 0})
+    assert general == [] and spy.raw_kwargs[-1]["pattern"] == 1
+    assert spy.raw_kwargs[-1]["layout_code"] == 0
+
+    class EnginePattern(enum.IntEnum):  # an engine's copy: by name, not by value
+        kARResidualRMSNormFP8Quant = 1
+
+    fn(**{**kw, "pattern": EnginePattern.kARResidualRMSNormFP8Quant})
+    assert len(general) == 1 and spy.raw_kwargs[-1]["pattern"] == 2
+    with pytest.raises(errors.InvalidArgumentError):
+        fn(**{**kw, "pattern": True})
+    fn2, spy2, _ = facade("trtllm_allreduce_fusion", release)
+    with pytest.raises(errors.InvalidArgumentError, match="LINEAR"):
+        fn2(**{**args("trtllm_allreduce_fusion"), "layout_code": 1})  # ambiguous there
+    assert spy2.calls == []

@@ -84,6 +84,15 @@ def table(adapter: Adapter, name: str, live: bool) -> dict[Any, Any]:
         rname = mapping.get(m.name) if mapping else m.name
         if rname is not None and rname in values:
             out[m] = values[rname]
+    # the plain integers stable_member accepts, to the same values (the generated code
+    # looks up exact ints only: FlashInfer's integer constants, AllReduceFusionPattern's,
+    # stay on the fast path)
+    in_range = entry_releases(adapter) if stable._ints_in_entry_range_ else None
+    ambiguous = ambiguous_ints(p)
+    for value, member_name in stable.stable_ints(in_range).items():
+        member = stable[member_name]
+        if value not in ambiguous and member in out:
+            out[value] = out[member]
     return out
 
 
