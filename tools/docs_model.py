@@ -49,17 +49,29 @@ def entry_points() -> list[EntryPoint]:
     return _entry_points()
 
 
+def facade_row(facade: str) -> str:
+    """The registry row (:data:`fi_compat._facades.FACADES`) of a facade module:
+    ``"fi_compat.comm.vllm_ar"`` -> ``"comm"`` (a facade package's submodules share its
+    row and its page)."""
+    from fi_compat._facades import FACADES
+
+    name = facade.removeprefix("fi_compat.")
+    while name not in FACADES and "." in name:
+        name = name.rpartition(".")[0]
+    return name
+
+
 def facades() -> dict[str, list[EntryPoint]]:
-    """Entry points grouped by facade module (``"fi_compat.gdn_prefill"`` -> [...])."""
+    """Entry points grouped by registry row (``"fi_compat.gdn_prefill"`` -> [...])."""
     out: dict[str, list[EntryPoint]] = {}
     for e in entry_points():
-        out.setdefault(e.facade, []).append(e)
+        out.setdefault(f"fi_compat.{facade_row(e.facade)}", []).append(e)
     return out
 
 
 def page_name(facade: str) -> str:
     """``"fi_compat.gdn_prefill"`` -> ``"gdn_prefill.md"`` (its page under ``docs/``)."""
-    return facade.rpartition(".")[2] + ".md"
+    return facade_row(facade) + ".md"
 
 
 def anchor(heading: str) -> str:
@@ -231,8 +243,8 @@ def rows(entry: EntryPoint) -> list[dict[str, str]]:
     return out
 
 
-def _span(entry: EntryPoint) -> str:
-    return str(VersionRange(entry.since))
+def _span(entry: Any) -> str:
+    return str(VersionRange(entry.since, entry.until))
 
 
 def _own_notes(entry: EntryPoint) -> list[str]:
@@ -293,7 +305,7 @@ def constructor_changes(r: Any) -> str:
     from fi_compat._core import facts
     from fi_compat._core._facts import FACTS
 
-    first, params = FACTS[facts.key(r.module, r.attr)]
+    first, params = FACTS[facts.stem(r)]
     if r.floor is not None:
         first, params = facts._from_floor(first, params, r.floor)
     out = []
@@ -312,14 +324,16 @@ def _reexport_section(facade: str) -> list[str]:
         return []
     parts = [
         "## Re-exported objects\n",
-        "FlashInfer's own objects, handed out as they are (resolved on first access); on a "
-        "release before the first one the access raises `UnsupportedFlashInferVersionError`. "
-        "Constructor arguments a release lacks are FlashInfer's `TypeError` there.\n",
+        "FlashInfer's own objects, handed out as they are (resolved on first access of the "
+        "name, no FlashInfer import before). Where the installed release cannot give one "
+        "(before its first release, after the release that removed it, an import failure), "
+        "the name is a stand-in class whose use raises the typed error. Constructor "
+        "arguments a release lacks are FlashInfer's `TypeError` there.\n",
         "| name | FlashInfer | releases | what | constructor changes |",
         "|---|---|---|---|---|",
     ]
     for r in rows:
-        served = str(VersionRange(r.since)) + (f" ({r.ref})" if r.ref else "")
+        served = _span(r) + (f" ({r.ref})" if r.ref else "")
         parts.append(
             f"| `{r.name}` | `{r.module}.{r.attr}` | {served} | {r.note} | "
             f"{constructor_changes(r)} |"
@@ -340,7 +354,7 @@ def page(facade: str) -> str:
     ]
     parts += [f"- [`{e.name}`](#{anchor(e.name)}): {_span(e)}" for e in entries]
     parts += [
-        f"- [`{r.name}`](#re-exported-objects): {VersionRange(r.since)} (FlashInfer's object)"
+        f"- [`{r.name}`](#re-exported-objects): {_span(r)} (FlashInfer's object)"
         for r in reexports(facade)
     ]
     parts.append("")
@@ -365,6 +379,9 @@ def page(facade: str) -> str:
         parts += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rs]
         parts.append("")
     parts += _reexport_section(facade)
+    for r in reexports(facade):
+        for g_issue in r.issues():
+            seen.setdefault(g_issue.id, g_issue)
     parts.append("## Known issues\n")
     if seen:
         parts.append(

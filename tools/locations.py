@@ -288,19 +288,16 @@ def covered() -> tuple[Sources, Defs, dict[str, str]]:
         if name not in widest or first < widest[name]:
             widest[name], providers[name] = first, e.facade.removeprefix("fi_compat.")
     for r in reexports():  # FlashInfer's objects handed out as they are
-        try:
-            snap = json.loads(
-                (DIR / f"{r.module.removeprefix('flashinfer.')}.{r.attr}.json").read_text()
-            )
-        except FileNotFoundError:
-            snap = None
+        snap = json.loads((DIR / f"{r.snapshot}.json").read_text())
         add(r.name, snap, [r.module], [r.attr])
         providers[r.name] = r.facade.removeprefix("fi_compat.")
     for n in enums.__all__:
         if n != "StableEnum":
-            path = DIR / f"tllm_enums.{n}.json"
+            cls = getattr(enums, n)
+            path = DIR / f"{cls._snapshot_}.json"
             snap = json.loads(path.read_text()) if path.exists() else None
-            add(n, snap, list(ENUM_HOMES), [n])
+            homes = [m for m in cls._flashinfer_modules_ if m not in ENUM_HOMES]
+            add(n, snap, [*homes, *ENUM_HOMES], [n])
             providers[n] = "enums"
     return sources, defs, providers
 

@@ -9,16 +9,19 @@ the wheel (``pip download --no-deps``, cached in ``--wheels``), or for the relea
 0.5.0, which PyPI has as source distributions only, the sdist; reads the module's source
 out of the archive and finds the function with :mod:`ast` -- nothing is imported, built
 or executed.  ``--merge`` keeps the releases an existing snapshot has outside the bounds.
-``module:qualname`` takes ``Class.method`` qualnames, and an enum class name
-(``flashinfer.fused_moe:ActivationType``) records its members and integer values; any
-other class records its constructor: a ``@dataclass``'s fields as the parameters of the
-``__init__`` it generates (``"class": "dataclass"``), a plain class's ``__init__`` without
-``self`` (``"class": "class"``);
+``module:qualname`` takes ``Class.method`` qualnames (``Class.__init__`` of a
+``@dataclass`` without its own ``__init__``: ``self`` and its fields, ``"dataclass":
+true``); an enum class name (``flashinfer.fused_moe:ActivationType``, or a plain class of
+integer constants such as ``flashinfer.comm:AllReduceFusionPattern``) records its members
+and integer values (``"kind": "enum"``); any other class name records its constructor: a
+``@dataclass``'s fields as the parameters of the ``__init__`` it generates (``"class":
+"dataclass"``), a plain class's ``__init__`` without ``self`` (``"class": "class"``);
 ``mod_a|mod_b:name`` takes the first module (in order) that has the name;
 ``mod:name|old_name`` takes ``name``, else the older spelling ``old_name`` (recorded as
 ``"attr"`` in that release's record; the snapshot is named after ``name``);
-``from .x import name`` (and ``*``) re-exports are followed to the defining module.
-The result is written (never edited by hand) to
+``from .x import name`` (and ``*``) re-exports are followed to the defining module; a
+name no top-level statement binds is looked up in the top-level ``if`` / ``try`` blocks
+(the last binding wins).  The result is written (never edited by hand) to
 ``src/fi_compat/_snapshots/<module>.<qualname>.json``: unique signatures once, and per
 release the defining module and the signature id (``null`` where the name is absent).
 
@@ -239,6 +242,16 @@ def _fields(cls: ast.ClassDef, dec: ast.expr) -> list[list[str | None]]:
     return out
 
 
+def _constants_only(cls: ast.ClassDef) -> bool:
+    """A plain class of integer constants (``AllReduceFusionPattern``): members, no
+    ``__init__``, no base."""
+    has_init = any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__"
+        for n in cls.body
+    )
+    return not cls.bases and not has_init and bool(_members(cls))
+
+
 def _ann(arg: ast.arg) -> str | None:
     return ast.unparse(arg.annotation) if arg.annotation is not None else None
 
@@ -265,8 +278,37 @@ def _binding(zf: Archive, module: str, name: str, depth: int = 0) -> Binding | N
     if found is None or depth > 5:
         return None
     fname, tree = found
+    result = _bound_in(zf, module, fname, tree, tree.body, name, depth)
+    if result is None:  # only then: a definition inside a top-level ``if`` / ``try``
+        result = _bound_in(zf, module, fname, tree, _nested(tree.body), name, depth)
+    return result
+
+
+def _nested(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of the top-level ``if`` / ``try`` blocks, in source order (``if
+    IS_BUILDING_DOCS: class X (a stub) ... else: class X (the real one)``: the last
+    binding, the real one, wins, as at run time outside a docs build)."""
+    out: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+            out += _nested(node.body) + node.body + _nested(node.orelse) + node.orelse
+        elif isinstance(node, ast.Try):
+            for block in (node.body, *(h.body for h in node.handlers), node.orelse):
+                out += _nested(block) + block
+    return out
+
+
+def _bound_in(
+    zf: Archive,
+    module: str,
+    fname: str,
+    tree: ast.Module,
+    body: list[ast.stmt],
+    name: str,
+    depth: int,
+) -> Binding | None:
     result: Binding | None = None
-    for node in tree.body:  # the last binding wins, as at run time
+    for node in body:  # the last binding wins, as at run time
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node.name == name:
                 result = (module, tree, node)
@@ -418,6 +460,10 @@ def find(zf: Archive, module: str, qualname: str, depth: int = 0) -> Hit | None:
     defining, tree, node = hit
     if isinstance(node, ast.ClassDef) and rest:
         member = _member(zf, defining, tree, node, rest)
+        dec = _decorator(node, "dataclass")
+        if member is None and rest == "__init__" and dec is not None:
+            params = [["self", "pk", None, None], *_fields(node, dec)]
+            return defining, params, {"returns": None, "dataclass": True}
         if member is None:
             return None
         fn, extra, fn_tree = member
@@ -431,7 +477,7 @@ def find(zf: Archive, module: str, qualname: str, depth: int = 0) -> Hit | None:
         dec = _decorator(node, "dataclass")
         if dec is not None:  # the constructor the decorator generates
             return defining, _fields(node, dec), {"class": "dataclass"}
-        if not _is_enum(node):  # the constructor, ``self`` left out
+        if not _is_enum(node) and not _constants_only(node):  # the constructor, no self
             init = _member(zf, defining, tree, node, "__init__")
             params = _params(init[0])[1:] if init is not None else []
             return defining, params, {"class": "class"}
@@ -441,56 +487,94 @@ def find(zf: Archive, module: str, qualname: str, depth: int = 0) -> Hit | None:
     return None
 
 
-def snapshot(entry: str, since: str, until: str, cache: Path, old: dict | None = None) -> dict:
+def _record(zf: Archive, entry: str) -> tuple[Hit, str | None] | None:
+    """The release's hit for ``entry`` (and its own spelling of the name), or None."""
     module, _, qualname = entry.partition(":")
+    names = qualname.split("|")  # older spellings of the attribute after the first
+    for name in names:
+        hit = None
+        for candidate in module.split("|"):  # the first module that has it
+            hit = hit or find(zf, candidate, name)
+        if hit is not None:
+            return hit, (None if name == names[0] else name)
+    return None
+
+
+def snapshot(
+    entry: str, since: str, until: str, cache: Path, old: dict | None = None
+) -> dict[str, object]:
+    """The snapshot of one entry (see :func:`snapshot_all`)."""
+    return snapshot_all([entry], since, until, cache, [old])[0]
+
+
+def snapshot_all(
+    entries: list[str],
+    since: str,
+    until: str,
+    cache: Path,
+    olds: list[dict | None] | None = None,
+) -> list[dict[str, object]]:
+    """The snapshots of ``entries``, each release's archive opened (and hashed) once for
+    all of them."""
     lo, hi = KNOWN_RELEASES.index(since), KNOWN_RELEASES.index(until)
-    sigs: dict[str, list] = dict(old["signatures"]) if old else {}
-    by_key: dict[str, str] = {json.dumps(p): sid for sid, p in sigs.items()}
-    kept = old["releases"] if old else {}
-    releases: dict[str, dict | None] = {}
+    olds = olds or [None] * len(entries)
+    sigs: list[dict[str, list]] = [dict(o["signatures"]) if o else {} for o in olds]
+    by_key = [{json.dumps(p): sid for sid, p in sg.items()} for sg in sigs]
+    releases: list[dict[str, dict | None]] = [{} for _ in entries]
     wanted = set(KNOWN_RELEASES[lo : hi + 1])
     for version in KNOWN_RELEASES:
         if version not in wanted:
-            if version in kept:
-                releases[version] = kept[version]
+            for i, o in enumerate(olds):
+                if o and version in o["releases"]:
+                    releases[i][version] = o["releases"][version]
             continue
         path = release_archive(version, cache)
         zf = Archive(path)
         try:
-            hit, attr = None, None
-            names = qualname.split("|")  # older spellings of the attribute after the first
-            for name in names:
-                for candidate in module.split("|"):  # the first module that has it
-                    hit = hit or find(zf, candidate, name)
-                if hit is not None:
-                    attr = None if name == names[0] else name
-                    break
+            hits = [_record(zf, entry) for entry in entries]
         finally:
             zf.close()
-        if hit is None:
-            releases[version] = None
-            continue
-        defining, params, extra = hit
-        if attr is not None:  # the release's own name for it (``"attr"`` in the record)
-            extra = {"attr": attr, **extra}
-        key = json.dumps(params)
-        sid = by_key.get(key)
-        if sid is None:
-            sid = by_key[key] = f"s{len(sigs)}"
-            sigs[sid] = params
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest() if any(hits) else ""
         key_name = "wheel_sha256" if path.suffix == ".whl" else "sdist_sha256"
-        releases[version] = {"module": defining, "signature": sid, **extra, key_name: digest}
-        how = " ".join(f"{k}={v}" for k, v in extra.items() if k not in ("returns", "varargs_as"))
-        print(f"{version:14s} {defining:40s} {sid} ({len(params)} params) {how}", file=sys.stderr)
-    return {
-        "entry": entry,
-        "generated_by": "tools/snapshot.py (static ast read of the PyPI wheels and, before "
-        "0.5.0, sdists; do not edit)",
-        "param_format": ["name", "kind: po|pk|va|ko|vk", "default source or null", "annotation"],
-        "signatures": sigs,
-        "releases": releases,
-    }
+        for i, found in enumerate(hits):
+            if found is None:
+                releases[i][version] = None
+                continue
+            (defining, params, extra), attr = found
+            if attr is not None:  # the release's own name for it (``"attr"`` in the record)
+                extra = {"attr": attr, **extra}
+            key = json.dumps(params)
+            sid = by_key[i].get(key)
+            if sid is None:
+                sid = by_key[i][key] = f"s{len(sigs[i])}"
+                sigs[i][sid] = params
+            releases[i][version] = {"module": defining, "signature": sid, **extra, key_name: digest}
+            how = " ".join(
+                f"{k}={v}" for k, v in extra.items() if k not in ("returns", "varargs_as")
+            )
+            print(
+                f"{version:14s} {entries[i]:40s} {defining:40s} {sid} ({len(params)} params) {how}",
+                file=sys.stderr,
+            )
+    out: list[dict[str, object]] = []
+    for entry, sg, rel in zip(entries, sigs, releases, strict=True):
+        data: dict[str, object] = {
+            "entry": entry,
+            "generated_by": "tools/snapshot.py (static ast read of the PyPI wheels and, before "
+            "0.5.0, sdists; do not edit)",
+            "param_format": [
+                "name",
+                "kind: po|pk|va|ko|vk",
+                "default source or null",
+                "annotation",
+            ],
+            "signatures": sg,
+            "releases": rel,
+        }
+        if sg and all(p[1] == "member" for ps in sg.values() for p in ps) and any(sg.values()):
+            data["kind"] = "enum"  # a class of integer members (facts skip it)
+        out.append(data)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -512,14 +596,19 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    paths, olds = [], []
     for entry in args.entry:
         module, _, qualname = entry.partition(":")
         stem = f"{module.split('|')[0].removeprefix('flashinfer.')}.{qualname.split('|')[0]}"
-        name = f"{stem}.json"
-        old = json.loads((out / name).read_text()) if args.merge and (out / name).exists() else None
-        data = snapshot(entry, args.since, args.until, Path(args.wheels).expanduser(), old)
-        (out / name).write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
-        print(f"wrote {out / name}", file=sys.stderr)
+        path = out / f"{stem}.json"
+        paths.append(path)
+        olds.append(json.loads(path.read_text()) if args.merge and path.exists() else None)
+    cache = Path(args.wheels).expanduser()
+    if args.entry:  # every release's archive read once for all the entries
+        datas = snapshot_all(list(args.entry), args.since, args.until, cache, olds)
+        for path, data in zip(paths, datas, strict=True):
+            path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+            print(f"wrote {path}", file=sys.stderr)
     if args.facts:
         from fi_compat._core import facts
 

@@ -479,9 +479,16 @@ def written_stub() -> str:
 # --- files -------------------------------------------------------------------------------
 
 
+def stub_path(module: str) -> Path:
+    """Where the ``.pyi`` of facade module ``fi_compat.<module>`` goes (a package's
+    ``__init__.pyi``)."""
+    pkg = PACKAGE / module
+    return pkg / "__init__.pyi" if pkg.is_dir() else PACKAGE / f"{module}.pyi"
+
+
 def targets() -> dict[Path, str]:
     """Every generated ``.pyi`` and its text."""
-    out = {PACKAGE / f"{m}.pyi": facade_stub(m) for m in FACADES}
+    out = {stub_path(m): facade_stub(m) for m in FACADES}
     out[PACKAGE / "_written.pyi"] = written_stub()
     return out
 

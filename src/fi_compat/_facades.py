@@ -31,6 +31,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "mla": ("flashinfer.mla", "fi_compat._adapters.mla"),
     "page": ("flashinfer.page", "fi_compat._adapters.page"),
     "autotuner": ("flashinfer.autotuner", "fi_compat._adapters.autotuner"),
+    "comm": ("flashinfer.comm", "fi_compat._adapters.comm"),
 }
 
 
@@ -53,7 +54,7 @@ def reexports(module: str | None = None) -> list[Reexport]:
     out: list[Reexport] = []
     for name, (_fi, adapters) in FACADES.items():
         if module is None or module == name:
-            out += getattr(importlib.import_module(adapters), "REEXPORTS", [])
+            out += getattr(importlib.import_module(adapters), "ALL_REEXPORTS", [])
     return out
 
 

@@ -17,7 +17,10 @@ no second one).  Fields:
 ``confirmed`` False where the report is unconfirmed (reported as a warning, not an error)
 ``when``      optional {query detail: value}: the row applies only to calls with those
               details (e.g. ``{"quantization": "bf16", "activation": "Relu2"}``); a query
-              that does not say reports it as a caveat without failing
+              that does not say reports it as a caveat without failing.  An ``import``
+              row may say ``exception`` (the type name the import raises) and ``python``
+              (``"<3.12"``): a failed import is explained by the rows whose conditions
+              hold, those naming the exception first
 """
 
 from __future__ import annotations
@@ -257,6 +260,59 @@ ISSUES: tuple[dict[str, object], ...] = (
         "workaround": "a CUDA build of torch on a GPU host, or flashinfer-python>=0.7.1, or "
         "uninstall nvidia-cutlass-dsl",
         "confirmed": True,
+    },
+    {
+        "id": "comm-import-libcudart-not-loaded",
+        "releases": ("0.2.7.post1", "0.6.14"),
+        "arch": "any",
+        "feature": "import.comm",
+        "kind": "import",
+        "summary": "`import flashinfer.comm` raises AssertionError('libcudart is not loaded in "
+        "the current process'): comm/cuda_ipc.py builds `cudart = CudaRTLibrary()` at module "
+        "scope, which looks for libcudart among the libraries already loaded; a torch build "
+        "without CUDA loads none (a CUDA build of torch does at `import torch`).  0.6.14 made "
+        "it lazy (_LazyCudaRTLibrary)",
+        "ref": "comm/cuda_ipc.py l.194 (0.3.0-0.6.13), l.192 (0.2.7.post1-0.2.14.post1); "
+        "0.6.14 cuda_ipc.py l.206",
+        "workaround": "a CUDA build of torch (or load libcudart before importing FlashInfer), "
+        "or pip install 'flashinfer-python>=0.6.14'",
+        "confirmed": True,
+        "when": {"exception": "AssertionError"},
+    },
+    {
+        "id": "comm-mnnvl-cuda-python-13",
+        "releases": ("0.2.7.post1", "0.4.0"),
+        "arch": "any",
+        "feature": "import.comm",
+        "kind": "import",
+        "summary": "flashinfer.comm.mnnvl (imported by trtllm_alltoall and every MNNVL name) "
+        "does `from cuda import cuda`, the driver module cuda-python 13.0 removed: with "
+        "cuda-python>=13 the import raises ImportError(\"cannot import name 'cuda' from "
+        "'cuda'\"); 0.4.0 imports cuda.bindings.driver first",
+        "ref": "comm/mnnvl.py l.23 (0.2.7.post1-0.2.8), l.28 (0.3.0-0.3.1.post1); 0.4.0 "
+        "mnnvl.py l.28-37 ('from cuda import cuda is not available in cuda-python >= 13.0')",
+        "workaround": "pip install 'cuda-python<13', or pip install 'flashinfer-python>=0.4.0'",
+        "confirmed": True,
+        "when": {"exception": "ImportError"},
+    },
+    {
+        "id": "comm-import-python-below-3.12",
+        "releases": ("0.6.16", "0.6.16.post4"),
+        "arch": "any",
+        "feature": "import.comm",
+        "kind": "import",
+        "summary": "`import flashinfer.comm` raises TypeError: type 'array.array' is not "
+        "subscriptable on Python 3.10 and 3.11: comm/fd_exchange.py (imported by comm/mnnvl.py) "
+        "annotates `_fd_ancillary(...) -> tuple[tuple[int, int, array.array[int]]]` without "
+        "`from __future__ import annotations`, and array.array is subscriptable from Python "
+        "3.12 only; 0.6.16.post4 added the future import.  Every flashinfer.comm name fails "
+        "on 0.6.16-0.6.16.post3 there; Python 3.12+ imports it",
+        "ref": "comm/fd_exchange.py l.55 (0.6.16-0.6.16.post3); fixed in 0.6.16.post4 "
+        "fd_exchange.py l.28-30",
+        "workaround": "pip install 'flashinfer-python==0.6.16.post4' or '>=0.6.17' (or run "
+        "Python 3.12+)",
+        "confirmed": True,
+        "when": {"exception": "TypeError", "python": "<3.12"},
     },
     {
         "id": "gdn-decode-bf16-state-dsl-alignment",

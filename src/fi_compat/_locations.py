@@ -72,6 +72,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.tllm_enums": ("0.6.7", None),
         "flashinfer.trace.templates.moe": ("0.6.15", None),
     },
+    "AllReduceFusionPattern": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+        "flashinfer.comm.allreduce": ("0.6.0", None),
+        "flashinfer.comm.mnnvl_cutedsl_ar": ("0.6.18", None),
+        "flashinfer.comm.trtllm_ar": ("0.2.7.post1", None),
+    },
     "AutoTuner": {
         "flashinfer.autotuner": ("0.2.6", None),
         "flashinfer.autotuner.autotuner": ("0.6.15", None),
@@ -158,6 +164,16 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.decode": ("0.2.0.post1", None),
     },
+    "CommBackend": {
+        "flashinfer.comm.abstractions": ("0.6.16", None),
+        "flashinfer.comm.allreduce": ("0.6.0", None),
+        "flashinfer.comm.fd_exchange": ("0.6.16", None),
+        "flashinfer.comm.mixed_comm": ("0.6.17", None),
+        "flashinfer.comm.mnnvl": ("0.3.0", None),
+        "flashinfer.comm.trtllm_ar": ("0.6.0", None),
+        "flashinfer.comm.trtllm_mnnvl_ar": ("0.6.0", None),
+        "flashinfer.comm.trtllm_moe_alltoall": ("0.6.15", "0.7.2.post1"),
+    },
     "ConstraintSpec": {
         "flashinfer.autotuner": ("0.2.9", None),
         "flashinfer.autotuner.autotuner": ("0.6.15", None),
@@ -200,6 +216,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.prims_ts.gemm.runner": ("0.7.1", None),
         "flashinfer.trtllm_low_latency_gemm": ("0.4.1", None),
     },
+    "FP4QuantizationSFLayout": {
+        "flashinfer.comm": ("0.2.7.post1", "0.2.12"),
+        "flashinfer.comm.trtllm_ar": ("0.2.7.post1", "0.2.12"),
+    },
     "Fp8QuantizationType": {
         "flashinfer.fused_moe": ("0.6.4", None),
         "flashinfer.fused_moe.backends.prims_ts.fp8_op": ("0.7.0", None),
@@ -218,9 +238,47 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.fused_moe.core": ("0.2.14", "0.6.7.post3"),
         "flashinfer.tllm_enums": ("0.6.7", None),
     },
+    "Mapping": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+        "flashinfer.comm.allreduce": ("0.6.0", None),
+        "flashinfer.comm.dcp_alltoall": ("0.6.10", None),
+        "flashinfer.comm.mapping": ("0.2.7.post1", None),
+        "flashinfer.comm.mnnvl": ("0.2.7.post1", None),
+        "flashinfer.comm.trtllm_alltoall": ("0.2.7.post1", "0.7.2.post1"),
+        "flashinfer.comm.trtllm_mnnvl_ar": ("0.2.8", None),
+        "flashinfer.comm.trtllm_moe_alltoall": ("0.6.0", "0.7.2.post1"),
+    },
+    "MnnvlConfig": {
+        "flashinfer.comm.dcp_alltoall": ("0.6.10", None),
+        "flashinfer.comm.mnnvl": ("0.3.0", None),
+        "flashinfer.comm.trtllm_alltoall": ("0.3.0", "0.7.2.post1"),
+        "flashinfer.comm.trtllm_moe_alltoall": ("0.6.0", "0.7.2.post1"),
+    },
+    "MnnvlMemory": {
+        "flashinfer.comm.dcp_alltoall": ("0.6.10", None),
+        "flashinfer.comm.mnnvl": ("0.2.7.post1", None),
+        "flashinfer.comm.trtllm_alltoall": ("0.2.7.post1", "0.7.2.post1"),
+        "flashinfer.comm.trtllm_moe_alltoall": ("0.6.0", "0.7.2.post1"),
+    },
+    "MnnvlMoe": {
+        "flashinfer.comm.trtllm_alltoall": ("0.2.7.post1", "0.7.2.post1"),
+    },
+    "MoEAlltoallInfo": {
+        "flashinfer.comm.trtllm_alltoall": ("0.2.7.post1", "0.7.2.post1"),
+    },
+    "MoeAlltoAll": {
+        "flashinfer.comm": ("0.6.0", "0.7.2.post1"),
+        "flashinfer.comm.trtllm_moe_alltoall": ("0.6.0", "0.7.2.post1"),
+    },
     "MultiLevelCascadeAttentionWrapper": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.cascade": ("0.2.0.post1", None),
+    },
+    "QuantizationSFLayout": {
+        "flashinfer.comm": ("0.2.13", None),
+        "flashinfer.comm.allreduce": ("0.6.13", None),
+        "flashinfer.comm.trtllm_ar": ("0.2.13", None),
+        "flashinfer.comm.trtllm_mnnvl_ar": ("0.6.13", None),
     },
     "RoutingMethodType": {
         "flashinfer": ("0.2.9", None),
@@ -250,6 +308,13 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.quantization.fp8_quantization": ("0.6.7", None),
         "flashinfer.tactics_blocklist_gen": ("0.7.0", None),
         "flashinfer.tllm_enums": ("0.6.7", None),
+    },
+    "TorchDistBackend": {
+        "flashinfer.comm.comm_backend": ("0.6.16", None),
+        "flashinfer.comm.mixed_comm": ("0.6.17", None),
+        "flashinfer.comm.mnnvl": ("0.6.0", None),
+        "flashinfer.comm.trtllm_ar": ("0.6.0", None),
+        "flashinfer.comm.trtllm_mnnvl_ar": ("0.6.10", "0.6.14"),
     },
     "TuningConfig": {
         "flashinfer.autotuner": ("0.2.6", None),
@@ -331,6 +396,13 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.tactics_blocklist_gen": ("0.6.15", None),
         "flashinfer.tllm_enums": ("0.6.7", None),
     },
+    "all_reduce": {
+        "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
+    },
+    "allreduce_fusion": {
+        "flashinfer.comm": ("0.6.0", None),
+        "flashinfer.comm.allreduce": ("0.6.0", None),
+    },
     "append_paged_kv_cache": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.page": ("0.2.0.post1", None),
@@ -403,11 +475,34 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.gdn_paged": ("0.7.4", None),
         "flashinfer.gdn_prefill": ("0.6.0", None),
     },
+    "create_allreduce_fusion_workspace": {
+        "flashinfer.comm": ("0.6.0", None),
+        "flashinfer.comm.allreduce": ("0.6.0", None),
+    },
     "cutlass_fused_moe": {
         "flashinfer": ("0.2.6", None),
         "flashinfer.fused_moe": ("0.2.6", None),
         "flashinfer.fused_moe.core": ("0.2.9", None),
         "flashinfer.tactics_blocklist_gen": ("0.6.15", None),
+    },
+    "decode_cp_a2a_allocate_mnnvl_workspace": {
+        "flashinfer.comm": ("0.6.10.post1", None),
+        "flashinfer.comm.dcp_alltoall": ("0.6.10.post1", None),
+    },
+    "decode_cp_a2a_alltoall": {
+        "flashinfer.comm": ("0.6.10", None),
+        "flashinfer.comm.dcp_alltoall": ("0.6.10", None),
+    },
+    "decode_cp_a2a_init_workspace": {
+        "flashinfer.comm": ("0.6.10", None),
+        "flashinfer.comm.dcp_alltoall": ("0.6.10", None),
+    },
+    "decode_cp_a2a_workspace_size": {
+        "flashinfer.comm": ("0.6.10", None),
+        "flashinfer.comm.dcp_alltoall": ("0.6.10", None),
+    },
+    "dispose": {
+        "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
     "e2m1_and_ufp8sf_scale_to_float": {
         "flashinfer": ("0.2.9", None),
@@ -473,6 +568,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.page": ("0.2.0.post1", None),
     },
+    "get_graph_buffer_ipc_meta": {
+        "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
+    },
     "get_seq_lens": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.decode": ("0.2.0.post2", None),
@@ -480,6 +578,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.pod": ("0.2.4", None),
         "flashinfer.prefill": ("0.2.0.post1", None),
         "flashinfer.sparse": ("0.2.0.post1", "0.2.0.post1"),
+    },
+    "init_custom_ar": {
+        "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
+    },
+    "is_mnnvl_fabric_supported": {
+        "flashinfer.comm.mnnvl": ("0.6.0", None),
     },
     "layernorm": {
         "flashinfer": ("0.5.0", None),
@@ -496,6 +600,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     "merge_states": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.cascade": ("0.2.0.post1", None),
+    },
+    "meta_size": {
+        "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
     "min_p_sampling_from_probs": {
         "flashinfer": ("0.2.0.post1", None),
@@ -525,6 +632,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.6.4", None),
         "flashinfer.gemm": ("0.6.4", None),
         "flashinfer.gemm.gemm_base": ("0.6.4", None),
+    },
+    "moe_a2a_get_workspace_size_per_rank": {
+        "flashinfer.comm": ("0.6.0", "0.7.2.post1"),
+        "flashinfer.comm.trtllm_moe_alltoall": ("0.6.0", "0.7.2.post1"),
     },
     "mxfp4_quantize": {
         "flashinfer": ("0.2.13", None),
@@ -562,6 +673,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.norm": ("0.6.7", None),
         "flashinfer.norm.kernels": ("0.6.7", None),
         "flashinfer.norm.kernels.rmsnorm": ("0.6.7", None),
+    },
+    "register_buffer": {
+        "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
+    },
+    "register_graph_buffers": {
+        "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
     "reorder_rows_for_gated_act_gemm": {
         "flashinfer": ("0.2.9", None),
@@ -662,6 +779,11 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.sampling": ("0.2.0.post1", None),
     },
+    "trtllm_allreduce_fusion": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+        "flashinfer.comm.allreduce": ("0.6.0", None),
+        "flashinfer.comm.trtllm_ar": ("0.2.7.post1", None),
+    },
     "trtllm_batch_context_with_kv_cache": {
         "flashinfer.prefill": ("0.2.9", None),
     },
@@ -682,6 +804,19 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.6.5", None),
         "flashinfer.fused_moe": ("0.6.5", None),
         "flashinfer.fused_moe.core": ("0.6.5", None),
+    },
+    "trtllm_create_ipc_workspace_for_all_reduce_fusion": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+        "flashinfer.comm.allreduce": ("0.6.0", None),
+        "flashinfer.comm.trtllm_ar": ("0.2.7.post1", None),
+    },
+    "trtllm_custom_all_reduce": {
+        "flashinfer.comm": ("0.2.7.post1", "0.6.18.post1"),
+        "flashinfer.comm.trtllm_ar": ("0.2.7.post1", "0.6.18.post1"),
+    },
+    "trtllm_destroy_ipc_workspace_for_all_reduce_fusion": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+        "flashinfer.comm.trtllm_ar": ("0.2.7.post1", None),
     },
     "trtllm_fp4_block_scale_moe": {
         "flashinfer": ("0.2.9", None),
@@ -719,15 +854,45 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.fused_moe": ("0.6.0", None),
         "flashinfer.fused_moe.core": ("0.6.0", None),
     },
+    "vllm_all_reduce": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+    },
+    "vllm_dispose": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+    },
+    "vllm_get_graph_buffer_ipc_meta": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+    },
+    "vllm_init_custom_ar": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+    },
+    "vllm_meta_size": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+    },
+    "vllm_register_buffer": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+    },
+    "vllm_register_graph_buffers": {
+        "flashinfer.comm": ("0.2.7.post1", None),
+    },
 }
 ALIASES: dict[str, str] = {
+    "FP4QuantizationSFLayout": "QuantizationSFLayout",
     "nvfp4_block_scale_interleave": "block_scale_interleave",
     "sampling_softmax": "softmax",
     "top_k_renorm_prob": "top_k_renorm_probs",
     "top_p_renorm_prob": "top_p_renorm_probs",
+    "vllm_all_reduce": "all_reduce",
+    "vllm_dispose": "dispose",
+    "vllm_get_graph_buffer_ipc_meta": "get_graph_buffer_ipc_meta",
+    "vllm_init_custom_ar": "init_custom_ar",
+    "vllm_meta_size": "meta_size",
+    "vllm_register_buffer": "register_buffer",
+    "vllm_register_graph_buffers": "register_graph_buffers",
 }
 PROVIDERS: dict[str, str] = {
     "ActivationType": "enums",
+    "AllReduceFusionPattern": "enums",
     "AutoTuner": "autotuner",
     "BatchDecodeMlaWithPagedKVCacheWrapper": "decode",
     "BatchDecodeWithPagedKVCacheWrapper": "decode",
@@ -735,15 +900,26 @@ PROVIDERS: dict[str, str] = {
     "BatchPrefillWithPagedKVCacheWrapper": "prefill",
     "BatchPrefillWithRaggedKVCacheWrapper": "prefill",
     "CUDAGraphBatchDecodeWithPagedKVCacheWrapper": "decode",
+    "CommBackend": "comm.mnnvl",
     "ConstraintSpec": "autotuner",
     "DynamicTensorSpec": "autotuner",
     "Fp8QuantizationType": "enums",
     "GatedActType": "enums",
+    "Mapping": "comm",
+    "MnnvlConfig": "comm.mnnvl",
+    "MnnvlMemory": "comm.mnnvl",
+    "MnnvlMoe": "comm.trtllm_alltoall",
+    "MoEAlltoallInfo": "comm.trtllm_alltoall",
+    "MoeAlltoAll": "comm",
     "MultiLevelCascadeAttentionWrapper": "cascade",
+    "QuantizationSFLayout": "enums",
     "RoutingMethodType": "enums",
     "SfLayout": "enums",
+    "TorchDistBackend": "comm.mnnvl",
     "TuningConfig": "autotuner",
     "WeightLayout": "enums",
+    "all_reduce": "comm.vllm_ar",
+    "allreduce_fusion": "comm",
     "append_paged_kv_cache": "page",
     "apply_llama31_rope_pos_ids": "rope",
     "apply_llama31_rope_pos_ids_inplace": "rope",
@@ -758,7 +934,13 @@ PROVIDERS: dict[str, str] = {
     "bmm_fp8": "gemm",
     "chain_speculative_sampling": "sampling",
     "chunk_gated_delta_rule": "gdn_prefill",
+    "create_allreduce_fusion_workspace": "comm",
     "cutlass_fused_moe": "fused_moe",
+    "decode_cp_a2a_allocate_mnnvl_workspace": "comm",
+    "decode_cp_a2a_alltoall": "comm",
+    "decode_cp_a2a_init_workspace": "comm",
+    "decode_cp_a2a_workspace_size": "comm",
+    "dispose": "comm.vllm_ar",
     "e2m1_and_ufp8sf_scale_to_float": "quantization",
     "fast_decode_plan": "decode",
     "fp4_quantize": "quantization",
@@ -774,22 +956,29 @@ PROVIDERS: dict[str, str] = {
     "gemma_fused_add_rmsnorm": "norm",
     "gemma_rmsnorm": "norm",
     "get_batch_indices_positions": "page",
+    "get_graph_buffer_ipc_meta": "comm.vllm_ar",
     "get_seq_lens": "page",
+    "init_custom_ar": "comm.vllm_ar",
+    "is_mnnvl_fabric_supported": "comm.mnnvl",
     "layernorm": "norm",
     "merge_state": "cascade",
     "merge_state_in_place": "cascade",
     "merge_states": "cascade",
+    "meta_size": "comm.vllm_ar",
     "min_p_sampling_from_probs": "sampling",
     "mm_bf16": "gemm",
     "mm_bf16_fp4": "gemm",
     "mm_fp4": "gemm",
     "mm_fp8": "gemm",
     "mm_mxfp8": "gemm",
+    "moe_a2a_get_workspace_size_per_rank": "comm",
     "mxfp4_quantize": "quantization",
     "mxfp8_quantize": "quantization",
     "nvfp4_quantize": "quantization",
     "prepare_bf16_fp4_weights": "gemm",
     "qk_rmsnorm_cute": "norm",
+    "register_buffer": "comm.vllm_ar",
+    "register_graph_buffers": "comm.vllm_ar",
     "reorder_rows_for_gated_act_gemm": "fused_moe",
     "rmsnorm": "norm",
     "rmsnorm_fp4quant": "norm",
@@ -811,11 +1000,15 @@ PROVIDERS: dict[str, str] = {
     "top_k_top_p_sampling_from_probs": "sampling",
     "top_p_renorm_probs": "sampling",
     "top_p_sampling_from_probs": "sampling",
+    "trtllm_allreduce_fusion": "comm",
     "trtllm_batch_context_with_kv_cache": "prefill",
     "trtllm_batch_decode_with_kv_cache": "decode",
     "trtllm_batch_decode_with_kv_cache_mla": "decode",
     "trtllm_bf16_moe": "fused_moe",
     "trtllm_bf16_routed_moe": "fused_moe",
+    "trtllm_create_ipc_workspace_for_all_reduce_fusion": "comm",
+    "trtllm_custom_all_reduce": "comm",
+    "trtllm_destroy_ipc_workspace_for_all_reduce_fusion": "comm",
     "trtllm_fp4_block_scale_moe": "fused_moe",
     "trtllm_fp4_block_scale_routed_moe": "fused_moe",
     "trtllm_fp8_block_scale_moe": "fused_moe",

@@ -8,6 +8,7 @@ wrapper classes as they bind for an older release.
 from fi_compat import activation as _activation
 from fi_compat import autotuner as _autotuner
 from fi_compat import cascade as _cascade
+from fi_compat import comm as _comm
 from fi_compat import decode as _decode
 from fi_compat import fused_moe as _fused_moe
 from fi_compat import gdn_decode as _gdn_decode
@@ -37,6 +38,8 @@ class WrittenFor:
     def autotuner(self) -> _autotuner._Written: ...
     @property
     def cascade(self) -> _cascade._Written: ...
+    @property
+    def comm(self) -> _comm._Written: ...
     @property
     def decode(self) -> _decode._Written: ...
     @property

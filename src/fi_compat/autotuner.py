@@ -19,7 +19,7 @@ by appended keyword options (listed per class in ``docs/autotuner.md``).
 
 from __future__ import annotations
 
-from ._adapters.autotuner import REEXPORTS, SPECS
+from ._adapters.autotuner import ALL_REEXPORTS, SPECS
 from ._core import lazy_facades
 
 TYPE_CHECKING = False
@@ -60,7 +60,7 @@ def set_autotune_process_group(group: Any, **kwargs: Any) -> None:
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-lazy_facades(globals(), SPECS.values(), reexports=REEXPORTS)
+lazy_facades(globals(), SPECS.values(), reexports=ALL_REEXPORTS)
 
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same

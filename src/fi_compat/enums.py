@@ -36,13 +36,15 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
+    from collections.abc import Iterable, Iterator
+    from typing import Any, ClassVar
 
 __all__ = [
     "ActivationType",
+    "AllReduceFusionPattern",
     "Fp8QuantizationType",
     "GatedActType",
+    "QuantizationSFLayout",
     "RoutingMethodType",
     "SfLayout",
     "StableEnum",
@@ -104,6 +106,12 @@ class StableEnum(metaclass=_Meta):
         "flashinfer.fused_moe",
         "flashinfer.fp4_quantization",
     )
+    # {older member name: the stable member it is} where a release spelled a member
+    # otherwise (the values table reads it under the stable name)
+    _older_names_: ClassVar[dict[str, str]] = {}
+    # raw integers judged over the releases of the entry point they are passed to, not
+    # every release of the class (an entry point newer than the integers' move)
+    _ints_in_entry_range_: ClassVar[bool] = False
 
     def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} members are read-only")
@@ -131,19 +139,25 @@ class StableEnum(metaclass=_Meta):
         return None
 
     @classmethod
-    def stable_ints(cls) -> dict[int, str]:
-        """Integers that named the same member in every release defining them."""
+    def stable_ints(cls, releases: Iterable[str] | None = None) -> dict[int, str]:
+        """Integers that named the same member in every release defining them (of
+        ``releases`` only, where given: the range of one entry point)."""
         seen: dict[int, set[str]] = {}
-        for values in _tables(cls).values():
+        table = _tables(cls)
+        wanted = table if releases is None else {r: table.get(r) for r in releases}
+        for values in wanted.values():
             for n, v in (values or {}).items():
                 seen.setdefault(v, set()).add(n)
         return {v: next(iter(ns)) for v, ns in sorted(seen.items()) if len(ns) == 1}
 
     @classmethod
-    def meanings(cls, value: int) -> dict[str, list[str]]:
+    def meanings(cls, value: int, releases: Iterable[str] | None = None) -> dict[str, list[str]]:
         """``{member name: [releases]}`` for a raw integer (for error messages)."""
         out: dict[str, list[str]] = {}
+        wanted = None if releases is None else set(releases)
         for release, values in _tables(cls).items():
+            if wanted is not None and release not in wanted:
+                continue
             for n, v in (values or {}).items():
                 if v == value:
                     out.setdefault(n, []).append(release)
@@ -164,8 +178,10 @@ def _tables(cls: type[StableEnum]) -> dict[str, dict[str, int] | None]:
 
         with open(os.path.join(_SNAPSHOTS, f"{name}.json"), encoding="utf-8") as fh:
             data = json.load(fh)
+        older = cls._older_names_
         sigs = {
-            sid: {m[0]: int(m[2]) for m in members} for sid, members in data["signatures"].items()
+            sid: {older.get(m[0], m[0]): int(m[2]) for m in members}
+            for sid, members in data["signatures"].items()
         }
         table = {r: (sigs[e["signature"]] if e else None) for r, e in data["releases"].items()}
         _TABLES[name] = table
@@ -248,6 +264,55 @@ class SfLayout(StableEnum):
     layout_128x4: SfLayout
     layout_8x4: SfLayout
     layout_linear: SfLayout
+
+
+class AllReduceFusionPattern(StableEnum):
+    """What ``flashinfer.comm``'s fused all-reduce computes after the reduction.
+
+    FlashInfer's class is plain integer constants (``kAllReduce = 0`` ...); releases only
+    appended members (0.6.8, 0.6.11, 0.6.15, 0.7.2.post1, 0.7.4), so every integer means
+    the same member wherever it exists; a member the installed release lacks is refused.
+    """
+
+    _snapshot_ = "comm.AllReduceFusionPattern"
+    _flashinfer_modules_ = ("flashinfer.comm",)
+    kAllReduce: AllReduceFusionPattern
+    kARResidualRMSNorm: AllReduceFusionPattern
+    kARResidualRMSNormFP8Quant: AllReduceFusionPattern
+    kARResidualRMSNormFP4Quant: AllReduceFusionPattern
+    kARResidualRMSNormOutFP8Quant: AllReduceFusionPattern
+    kARResidualRMSNormOutFP4Quant: AllReduceFusionPattern
+    kMoEReductionARResidualRMSNorm: AllReduceFusionPattern  # 0.6.8+
+    kMoEFinalizeARResidualRMSNorm: AllReduceFusionPattern  # 0.6.8+
+    kARResidualRMSNormPerTokenGroupFP8PackedQuant: AllReduceFusionPattern  # 0.6.11+
+    kARResidualRMSNormOutPerTokenGroupFP8PackedQuant: AllReduceFusionPattern  # 0.6.11+
+    kARResidualRMSNormDynamicFP8Quant: AllReduceFusionPattern  # 0.6.15+
+    kARResidualRMSNormOutDynamicFP8Quant: AllReduceFusionPattern  # 0.6.15+
+    kMoEFinalizeARResidualRMSNormFP8Quant: AllReduceFusionPattern  # 0.7.2.post1+
+    kARResidualRMSNormMXFP8Quant: AllReduceFusionPattern  # 0.7.4+
+    kARResidualRMSNormOutMXFP8Quant: AllReduceFusionPattern  # 0.7.4+
+
+
+class QuantizationSFLayout(StableEnum):
+    """Scale-factor layout of the fused all-reduce's FP4 output (``layout_code``).
+
+    The integers moved: 0.2.7.post1-0.2.13 have ``SWIZZLED=0, LINEAR=1`` (the class
+    was ``FP4QuantizationSFLayout`` before 0.2.13), 0.2.14+ ``SWIZZLED_128x4=0,
+    SWIZZLED_8x4=1, LINEAR=2``.  The old ``SWIZZLED`` is the 128x4 swizzle (0.2.13's
+    ``include/flashinfer/comm/trtllm_allreduce_fusion.cuh``: "512-byte blocks ... 128x4
+    FP8 values"), so it is read as ``SWIZZLED_128x4``; ``LINEAR`` is translated by name
+    (1 or 2), and the raw integer 1 is refused where both meanings are in the entry
+    point's range (``trtllm_allreduce_fusion``), accepted where not (``allreduce_fusion``).
+    """
+
+    _snapshot_ = "comm.QuantizationSFLayout"
+    _flashinfer_modules_ = ("flashinfer.comm",)
+    _older_names_: ClassVar[dict[str, str]] = {"SWIZZLED": "SWIZZLED_128x4"}
+    # allreduce_fusion (0.6.0+) postdates the move: there 1 is only ever SWIZZLED_8x4
+    _ints_in_entry_range_: ClassVar[bool] = True
+    SWIZZLED_128x4: QuantizationSFLayout
+    SWIZZLED_8x4: QuantizationSFLayout  # 0.2.14+
+    LINEAR: QuantizationSFLayout
 
 
 # legacy GatedActType -> ActivationType, by meaning (GatedActType was never renumbered)

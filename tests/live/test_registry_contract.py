@@ -29,7 +29,7 @@ pytestmark = [
 @pytest.mark.parametrize("module", list(FACADES))
 def test_every_registered_entry_point_resolves_to_its_snapshot(module: str) -> None:
     assert CELL is not None
-    checked = 0
+    checked = explained = 0
     here = [e for e in entry_points(module) if e.exists_in(place(CELL))]
     if not here:
         pytest.skip(f"fi_compat.{module} has no entry point in flashinfer-python {CELL}")
@@ -39,12 +39,14 @@ def test_every_registered_entry_point_resolves_to_its_snapshot(module: str) -> N
             fn = a.resolve()
         except errors.OptionalDependencyMissingError as exc:
             # an optional package the release's module imports unguarded (the table says)
-            dep = e.optional_dependency(place(CELL))
-            assert dep is not None and dep.package in str(exc), (module, e.name, exc)
-            pytest.skip(f"flashinfer-python {CELL}'s {e.module} needs {dep.package}")
-        except errors.FlashInferImportError:
-            # the documented import outcomes of this cell (tools/matrix.py WHAT)
+            deps = e.optional_dependencies(place(CELL))
+            assert any(d.package in str(exc) for d in deps), (module, e.name, exc)
+            pytest.skip(f"flashinfer-python {CELL}'s {e.module} needs {exc.package}")
+        except errors.FlashInferImportError as exc:
+            # the documented import outcomes of this cell (tools/matrix.py WHAT), or a
+            # known issue of the entry point's module on this host (_issues.py)
             assert EXPECT != "live" or module != "fused_moe", (module, e.name)
+            explained += any(f"known issue {i.id}" in str(exc) for i in e.issues(place(CELL)))
             continue
         via = (snapshots.load(e)["releases"][CELL] or {}).get("via")
         if via is not None:  # a **kwargs forwarder (0.6.15+ decode plan): its target
@@ -67,4 +69,4 @@ def test_every_registered_entry_point_resolves_to_its_snapshot(module: str) -> N
         assert all(named[n].default is not named[n].empty for n in set(named) - forwarded)
         checked += 1
     if EXPECT == "live":
-        assert checked, module
+        assert checked or explained, module

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import run_python
 from fi_compat import errors
-from fi_compat._adapters.autotuner import REEXPORTS
+from fi_compat._adapters.autotuner import ALL_REEXPORTS
 from fi_compat._core import _facts
 from fi_compat.detection import Distribution
 from support.autotuner_cases import CASES, RELEASES, reexport_first
@@ -24,7 +24,7 @@ def test_policy(release: str, case: Any) -> None:
     case(release)
 
 
-ROWS = {r.name: r for r in REEXPORTS}
+ROWS = {r.name: r for r in ALL_REEXPORTS}
 FIRST = {"AutoTuner": "0.2.6", "TuningConfig": "0.2.9", "ConstraintSpec": "0.2.9"}
 FIRST["DynamicTensorSpec"] = "0.2.9"
 
@@ -77,19 +77,22 @@ def test_tuning_config_is_served_from_the_field_rename() -> None:
 
 
 def test_module_access_without_flashinfer_is_the_typed_error() -> None:
-    """``from fi_compat.autotuner import TuningConfig`` with no FlashInfer installed: the
-    not-installed error (an ImportError); importing the module itself needs nothing."""
+    """``from fi_compat.autotuner import TuningConfig`` with no FlashInfer installed
+    imports a stand-in (engines import names unconditionally); constructing it or reading
+    an attribute raises the not-installed error (an ImportError)."""
     r = run_python(
         "import fi_compat.autotuner as m, sys\n"
         "assert 'torch' not in sys.modules and 'flashinfer' not in sys.modules\n"
         "assert {'AutoTuner', 'TuningConfig', 'autotune'} <= set(m.__all__) <= set(dir(m))\n"
-        "try:\n"
-        "    from fi_compat.autotuner import TuningConfig\n"
-        "except ImportError as e:\n"
-        "    print(type(e).__name__)\n"
+        "from fi_compat.autotuner import AutoTuner, TuningConfig\n"
+        "for use in (TuningConfig, lambda: AutoTuner.get()):\n"
+        "    try:\n"
+        "        use()\n"
+        "    except ImportError as e:\n"
+        "        print(type(e).__name__)\n"
     )
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "FlashInferNotInstalledError"
+    assert r.stdout.split() == ["FlashInferNotInstalledError"] * 2
 
 
 def test_autotune_before_0_2_6_needs_no_flashinfer_import() -> None:

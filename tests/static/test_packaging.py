@@ -62,7 +62,8 @@ def test_wheel_ships_the_type_stubs(tmp_path: Path) -> None:
     read back."""
     wheel = PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]
     assert wheel == {"packages": ["src/fi_compat"]}, wheel
-    stubs = sorted(p.name for p in (ROOT / "src" / "fi_compat").glob("*.pyi"))
+    pkg = ROOT / "src" / "fi_compat"
+    stubs = sorted(p.relative_to(pkg).as_posix() for p in pkg.rglob("*.pyi"))
     assert stubs and (ROOT / "src" / "fi_compat" / "py.typed").is_file()
     ignored = subprocess.run(
         ["git", "check-ignore", "--no-index", "src/fi_compat/py.typed"]

@@ -486,7 +486,8 @@ def calls(draw: Any, dotted: str) -> tuple[str, Call]:
     release = draw(st.sampled_from(sampled_releases(e)))
     kw = base_args(e)
     names = list(e.order)
-    for name in draw(st.lists(st.sampled_from(names), max_size=3, unique=True)):
+    perturbed = draw(st.lists(st.sampled_from(names), max_size=3, unique=True)) if names else []
+    for name in perturbed:  # (meta_size takes no parameter)
         v = draw(st.sampled_from(values_for(e, name, kw.get(name, ABSENT))))
         if v is ABSENT:
             kw.pop(name, None)

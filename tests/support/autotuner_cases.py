@@ -11,7 +11,7 @@ import pytest
 
 from fi_compat import _snapshot_io as snapshots
 from fi_compat import autotuner, errors
-from fi_compat._adapters.autotuner import REEXPORTS, SPECS
+from fi_compat._adapters.autotuner import ALL_REEXPORTS, SPECS
 from fi_compat.detection import Distribution
 from fi_compat.registry import KNOWN_RELEASES, at_least, place
 from support.spy import BindSpy, snapshot_signature, stub
@@ -105,7 +105,7 @@ RELEASES = list(KNOWN_RELEASES)
 
 def reexport_first(name: str) -> str:
     """The first release whose snapshot has the class (before any floor)."""
-    r = next(x for x in REEXPORTS if x.name == name)
+    r = next(x for x in ALL_REEXPORTS if x.name == name)
     rel = snapshots.DIR / f"autotuner.{r.attr}.json"
     import json
 

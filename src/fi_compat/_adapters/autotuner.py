@@ -119,7 +119,7 @@ def _class(name: str, note: str, floor: str | None = None, ref: str = "") -> Ree
     )
 
 
-REEXPORTS: list[Reexport] = [
+ALL_REEXPORTS: list[Reexport] = [
     _class("AutoTuner", "the autotuner (a per-process singleton: AutoTuner.get())"),
     _class(
         "TuningConfig",

@@ -74,7 +74,9 @@ class WrapperClass:
     FlashInfer's own methods the class inherits that call one of the names above on
     ``self`` in some release (``forward``; the audit of ``docs/wrappers.md``, which a
     static test holds this to): they run in the release view, and the docstrings say
-    so."""
+    so; ``static``: the methods that are FlashInfer ``@staticmethod`` s (their entries
+    have no receiver; the subclass binds the generated function as a static method, and a
+    stand-in class keeps them, each raising the typed error when called)."""
 
     def __init__(
         self,
@@ -89,8 +91,12 @@ class WrapperClass:
         inherits: WrapperClass | None = None,
         own_varargs: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
         flashinfer_methods: tuple[str, ...] = (),
+        static: tuple[str, ...] = (),
     ) -> None:
         self.facade = facade
+        self.static: frozenset[str] = frozenset(static) | (
+            inherits.static if inherits else frozenset()
+        )
         self.name = name
         self.module = module
         self.methods = dict(methods)
@@ -105,8 +111,8 @@ class WrapperClass:
         self.flashinfer_methods: tuple[str, ...] = tuple(
             dict.fromkeys([*(inherits.flashinfer_methods if inherits else ()), *flashinfer_methods])
         )
-        for stub, entry in self.methods.values():
-            if entry.receiver is None or entry.module != module:
+        for method, (stub, entry) in self.methods.items():
+            if (entry.receiver is None) != (method in self.static) or entry.module != module:
                 raise ValueError(f"{name}: {entry.name} is no method entry of {module}")
             entry.bind_stub(stub)  # type: ignore[arg-type]
         self._functions: dict[str, Any] | None = None
@@ -212,18 +218,19 @@ class WrapperClass:
             "__doc__": self.docstring(),
             "_fi_compat_base": base,
             "_fi_compat_written": {},  # release -> subclass (fi_compat.written_for)
-            **fns,
+            **{m: staticmethod(f) if m in self.static else f for m, f in fns.items()},
             **self.extra,
         }
         for old, new in self.aliases.items():
-            ns[old] = fns[new] if new in fns else self.extra[new]
+            ns[old] = ns[new]
         views: dict[type, type] = {}
-        native = functools.partial(self._native, fns)
-        bound = {*fns, *self.extra, *self.aliases}
-        inside = inherited_callers(base, bound)
+        bound = {m: f for m, f in fns.items() if m not in self.static}
+        native = functools.partial(self._native, bound)
+        names = {*bound, *self.extra, *self.aliases}
+        inside = inherited_callers(base, names)
         for name, fn in inside.items():
             ns[name] = _in_release_view(fn, views, native)
-            ns[name].__doc__ = _release_view_doc(name, fn, bound)
+            ns[name].__doc__ = _release_view_doc(name, fn, names)
         ns["_fi_compat_inside"] = tuple(sorted(inside))  # the wrapped inherited methods
         ns["_fi_compat_views"] = views
         return type(self.name, (base,), ns)
@@ -271,6 +278,7 @@ class WrapperClass:
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             raise exc
 
+        statics = {m: staticmethod(f) for m, f in self.functions().items() if m in self.static}
         return type(
             self.name,
             (),
@@ -280,6 +288,7 @@ class WrapperClass:
                 "__doc__": f"Unavailable here: {exc}\n\n{self.docstring()}",
                 "__init__": __init__,
                 "__fi_compat_error__": exc,
+                **statics,  # each raises the typed error when called
             },
         )
 

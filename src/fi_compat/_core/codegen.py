@@ -182,8 +182,15 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     e.bind_stub(stub)
     ns = adapter.ns
     ns.update({"_adapter": adapter, "_fn": adapter._trampoline, "_T": NOTYET})
+    from .. import enums as _enums
+
     for n in adapter.enums:
         ns["_E_" + n] = {}  # filled when the target is published (first call)
+        # the types the table is keyed by: the stable members, plain ints (the stable
+        # integers) and None; anything else (an IntEnum of FlashInfer's or an engine's,
+        # a bool) misses and takes the general path, which reads it by name
+        ns["_ET_" + n] = (getattr(_enums, adapter.enums[n][0]), int, type(None))
+    ns["_NOKEY"] = NOTYET
     recv = e.receiver
     sig: list[str] = [recv] if recv else []
     passed: list[str] = [recv] if recv else []  # the arguments, passed on as received
@@ -353,7 +360,10 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         body.append(f"    if {' and '.join(conds)}:")
         if adapter.enums:  # by member identity: one dict probe each; else -> general
             body.append("        try:")
-            body += [f"            _t_{n} = _E_{n}[{n}]" for n in adapter.enums]
+            body += [
+                f"            _t_{n} = _E_{n}[{n} if type({n}) in _ET_{n} else _NOKEY]"
+                for n in adapter.enums
+            ]
             body.append("        except (KeyError, TypeError):")
             body.append(f"            {general_kept}")
         # at their defaults (tested just below), parameters a later release added are

@@ -9,7 +9,8 @@ what it means (in this order):
   SGLang code): by *name*, never by its integer, because the integers moved between
   releases;
 * an ``int`` (or any int subclass without such a name): only where the integer named the
-  same member in every release that defines the class;
+  same member in every release that defines the class (of the entry point's range, for a
+  class with ``_ints_in_entry_range_``);
 * for a parameter with an older spelling (``gated_act_type`` before
   ``activation_type``), a member of the older enum, mapped by meaning.
 
@@ -83,7 +84,27 @@ def table(adapter: Adapter, name: str, live: bool) -> dict[Any, Any]:
         rname = mapping.get(m.name) if mapping else m.name
         if rname is not None and rname in values:
             out[m] = values[rname]
+    # the plain integers stable_member accepts, to the same values (the generated code
+    # looks up exact ints only: FlashInfer's integer constants, AllReduceFusionPattern's,
+    # stay on the fast path)
+    in_range = entry_releases(adapter) if stable._ints_in_entry_range_ else None
+    ambiguous = ambiguous_ints(p)
+    for value, member_name in stable.stable_ints(in_range).items():
+        member = stable[member_name]
+        if value not in ambiguous and member in out:
+            out[value] = out[member]
     return out
+
+
+def entry_releases(adapter: Adapter) -> list[str]:
+    """The known releases of the adapter's entry point (``since`` up to ``until``): a raw
+    integer is judged by what it meant there only."""
+    from ..registry import KNOWN_RELEASES
+
+    e = adapter.entry
+    lo = KNOWN_RELEASES.index(e.since)
+    hi = len(KNOWN_RELEASES) if e.until is None else KNOWN_RELEASES.index(e.until)
+    return list(KNOWN_RELEASES[lo:hi])
 
 
 def _named_member(value: object, cls_name: str) -> str | None:
@@ -130,16 +151,18 @@ def stable_member(adapter: Adapter, name: str, value: object) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
         ivalue = int(value)
         ambiguous = ambiguous_ints(p)
+        # the entry point's own range where the class says so (QuantizationSFLayout)
+        in_range = entry_releases(adapter) if stable._ints_in_entry_range_ else None
         if ivalue in ambiguous:
             raise errors.InvalidArgumentError(
                 f"{where}: the raw integer {ivalue} is ambiguous here: {ambiguous[ivalue]}. "
                 f"Pass a member instead, e.g. fi_compat.enums.{p.enum}."
-                f"{stable.stable_ints().get(ivalue, next(iter(stable._members_)))}"
+                f"{stable.stable_ints(in_range).get(ivalue, next(iter(stable._members_)))}"
             )
-        stable_ints = stable.stable_ints()
+        stable_ints = stable.stable_ints(in_range)
         if ivalue in stable_ints:
             return stable[stable_ints[ivalue]]
-        meanings = stable.meanings(ivalue)
+        meanings = stable.meanings(ivalue, in_range)
         told = "; ".join(f"{n} in {_span(rs)}" for n, rs in meanings.items()) or "nothing"
         raise errors.InvalidArgumentError(
             f"{where}: the raw integer {ivalue} has meant different members across "

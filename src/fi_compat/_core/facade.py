@@ -119,8 +119,9 @@ def lazy_facades(
     facade module with many entry points costs only its stubs.  ``aliases``: {other name:
     public name} (the same function under a FlashInfer release's older name).
     ``reexports``: FlashInfer objects handed out as they are (:mod:`.reexport`), resolved
-    on first access.  The names join the module's ``__all__`` (the literal ``__all__``
-    lists only what is not an entry point).  A missing stub is an import error."""
+    on first access (a stand-in raising the typed error where the release cannot give
+    one).  The names join the module's ``__all__`` (the literal ``__all__`` lists only
+    what is not an entry point).  A missing stub is an import error."""
     alias = dict(aliases or {})
     objects = {r.name: r for r in reexports}
     lock = _thread.allocate_lock()
@@ -153,7 +154,7 @@ def lazy_facades(
             ns[name] = build(alias[name])
             return ns[name]
         if name in objects:
-            ns[name] = objects[name].resolve()  # FlashInfer's object, or the typed error
+            ns[name] = objects[name].value()  # FlashInfer's object, or a stand-in
             return ns[name]
         raise AttributeError(f"module {ns['__name__']!r} has no attribute {name!r}")
 

@@ -34,6 +34,12 @@ def key(module: str, attr: str) -> str:
     return f"{module.removeprefix('flashinfer.')}.{attr}"
 
 
+def stem(entry: EntryPoint) -> str:
+    """The snapshot stem of an entry point or re-export (its ``snapshot`` where it names
+    one: a class's constructor recorded as ``<Class>.__init__``)."""
+    return getattr(entry, "snapshot", None) or key(entry.module, entry.attr)
+
+
 def _merge(ranges: list[tuple[str, str | None]]) -> Ranges:
     from ..registry import KNOWN_RELEASES
 
@@ -52,7 +58,7 @@ def _merge(ranges: list[tuple[str, str | None]]) -> Ranges:
 def _facts_of(entry: EntryPoint) -> tuple[str, dict[str, Ranges]]:
     from ._facts import FACTS
 
-    k = key(entry.module, entry.attr)
+    k = stem(entry)
     try:
         first, params = FACTS[k]
     except KeyError:
@@ -70,9 +76,9 @@ def first(entry: EntryPoint) -> str:
     from . import _facts
 
     removed: dict[str, str] = getattr(_facts, "REMOVED", {})  # absent while regenerating
-    entry.until = removed.get(key(entry.module, entry.attr))
+    entry.until = removed.get(stem(entry))
     since, _ = _facts_of(entry)
-    entry.older_unserved = since != _facts.FACTS[key(entry.module, entry.attr)][0]
+    entry.older_unserved = since != _facts.FACTS[stem(entry)][0]
     return since
 
 
@@ -174,10 +180,13 @@ def render(positional: bool = True) -> str:
         first, params = compute(data)
         lines.append(f"    {_lit(path.stem)}: (")
         lines.append(f"        {_lit(first)},")
-        lines.append("        {")
-        for name, ranges in params.items():
-            lines.append(f"            {_lit(name)}: {_lit(ranges)},")
-        lines.append("        },")
+        if not params:  # a class snapshot (where it exists), as ruff format writes it
+            lines.append("        {},")
+        else:
+            lines.append("        {")
+            for name, ranges in params.items():
+                lines.append(f"            {_lit(name)}: {_lit(ranges)},")
+            lines.append("        },")
         lines.append("    ),")
     lines.append("}")
     lines.append("")

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 MODULE_PACKAGES = {
     "cutlass": "nvidia-cutlass-dsl",
+    "cuda.tile": "cuda-tile",  # before "cuda": cuda-python's namespace package lacks it
     "cuda": "cuda-python",
     "tvm_ffi": "apache-tvm-ffi",
     "pynvml": "nvidia-ml-py",
@@ -104,16 +105,20 @@ def import_target(a: Adapter) -> Callable[..., Any]:
     rel = a.release
     try:
         mod = importlib.import_module(e.module)
-    except ModuleNotFoundError as exc:
-        root = (exc.name or "").partition(".")[0]
-        if root == "flashinfer":
+    except ImportError as exc:
+        # a ModuleNotFoundError, or an ImportError FlashInfer raised from one ("Could not
+        # import the 'cuda' module. Please install cuda-python", comm/mnnvl.py 0.3.0+)
+        missing = _missing_module(exc)
+        if missing is None:
+            raise import_failure(a, exc) from exc
+        if missing.partition(".")[0] == "flashinfer":
             raise errors.FlashInferImportError(
                 f"flashinfer-python {rel} is recorded as installed (metadata in "
-                f"{a.dist.location if a.dist else '?'}) but {exc.name!r} cannot be "
+                f"{a.dist.location if a.dist else '?'}) but {missing!r} cannot be "
                 f"imported: the installation is incomplete. Reinstall it: "
                 f"pip install --force-reinstall 'flashinfer-python=={rel}'"
             ) from exc
-        raise missing_dependency(a, root, exc) from exc
+        raise missing_dependency(a, missing, exc) from exc
     except Exception as exc:  # AssertionError/RuntimeError from torch.cuda at import
         raise import_failure(a, exc) from exc
     check_imported_release(a)
@@ -129,6 +134,41 @@ def import_target(a: Adapter) -> Callable[..., Any]:
     return obj  # type: ignore[no-any-return]
 
 
+def _missing_module(exc: BaseException) -> str | None:
+    """The dotted name of the module whose absence ``exc`` reports: its own or, for an
+    ImportError raised from (or while handling) a ModuleNotFoundError, that one's."""
+    seen = 0
+    cur: BaseException | None = exc
+    while cur is not None and seen < 8:
+        if isinstance(cur, ModuleNotFoundError) and cur.name:
+            return cur.name
+        if not isinstance(cur, ImportError):
+            return None
+        cur = cur.__cause__ or cur.__context__
+        seen += 1
+    return None
+
+
+def python_matches(spec: str) -> bool:
+    """``"<3.12"`` / ``">=3.12"`` against the running interpreter."""
+    import sys
+
+    op = spec.rstrip("0123456789.")
+    want = tuple(int(x) for x in spec[len(op) :].split("."))
+    have = sys.version_info[: len(want)]
+    return {"<": have < want, "<=": have <= want, ">=": have >= want, ">": have > want}[op]
+
+
+def import_issue_applies(issue: Any, exc: BaseException) -> bool:
+    """An ``import`` row's ``when`` conditions: ``exception`` (the exception's type
+    name) and ``python`` (a version bound) must hold where given."""
+    want = issue.when.get("exception")
+    if want is not None and type(exc).__name__ != want:
+        return False
+    py = issue.when.get("python")
+    return py is None or python_matches(py)
+
+
 def import_failure(a: Adapter, exc: BaseException) -> errors.FlashInferImportError:
     from .._installation import check_packaging  # a cubin / jit-cache mismatch, explained
     from ..detection import detect
@@ -138,8 +178,11 @@ def import_failure(a: Adapter, exc: BaseException) -> errors.FlashInferImportErr
     for f in check_packaging(detect(), dict(os.environ)):
         if f.severity == "error":
             why, fix = f" ({f.title}: {f.explanation})", f.fix
-    for issue in e.issues(a.placement):
-        if issue.kind == "import":
+    # the rows that name this exception last: the most specific explanation wins
+    rows = [i for i in e.issues(a.placement) if i.kind == "import"]
+    rows.sort(key=lambda i: "exception" in i.when)
+    for issue in rows:
+        if import_issue_applies(issue, exc):
             why, fix = f" (known issue {issue.id}: {issue.summary}; {issue.ref})", issue.workaround
     return errors.FlashInferImportError(
         f"import {e.module} failed on flashinfer-python {a.release} with "
@@ -172,11 +215,16 @@ def check_imported_release(a: Adapter) -> None:
     )
 
 
-def missing_dependency(a: Adapter, root: str, exc: ImportError) -> Exception:
+def missing_dependency(a: Adapter, missing: str, exc: ImportError) -> Exception:
+    """The typed error for the missing module ``missing`` (dotted: ``cuda.tile``)."""
     e = a.entry
-    pkg = MODULE_PACKAGES.get(root, root)
-    dep = e.optional_dependency(a.placement) if a.placement else None
-    if dep is not None and dep.module == root:
+    root = missing.partition(".")[0]
+    known = next((m for m in MODULE_PACKAGES if missing == m or missing.startswith(m + ".")), root)
+    pkg = MODULE_PACKAGES.get(known, root)
+    dep = None
+    if a.placement is not None:
+        dep = e.optional_dependency(a.placement, known)
+    if dep is not None:
         extras = " or ".join(f"'flashinfer-python[{x}]=={a.release}'" for x in dep.extras)
         fix = f"{extras} (or pip install {dep.package})" if extras else dep.package
         return errors.OptionalDependencyMissingError(
@@ -188,6 +236,6 @@ def missing_dependency(a: Adapter, root: str, exc: ImportError) -> Exception:
         )
     return errors.OptionalDependencyMissingError(
         f"{e.module} in flashinfer-python {a.release} failed to import because "
-        f"{root!r} is missing ({exc}). Fix: pip install {pkg}",
+        f"{known!r} is missing ({exc}). Fix: pip install {pkg}",
         package=pkg,
     )

@@ -770,8 +770,23 @@ class EntryPoint:
             and (p is None or i.range.contains(p))
         ]
 
-    def optional_dependency(self, p: Placement) -> OptionalDependency | None:
-        return next((d for d in self.optional_deps if d.range.contains(p)), None)
+    def optional_dependency(
+        self, p: Placement, module: str | None = None
+    ) -> OptionalDependency | None:
+        """The optional package the release's module imports (that of ``module``, the
+        missing module's name, where given)."""
+        return next(
+            (
+                d
+                for d in self.optional_deps
+                if d.range.contains(p) and (module is None or d.module == module)
+            ),
+            None,
+        )
+
+    def optional_dependencies(self, p: Placement) -> list[OptionalDependency]:
+        """Every optional package the release's module imports."""
+        return [d for d in self.optional_deps if d.range.contains(p)]
 
 
 def wrap(text: str, width: int = 88) -> list[str]:

@@ -295,6 +295,22 @@ def _issue_applies_here(issue: Any, det: Detection) -> bool:
         from .._host import torch_build
 
         return bool(_dists("nvidia_cutlass_dsl")) and torch_build()["cuda"] is None
+    if issue.id == "comm-import-libcudart-not-loaded":  # a torch without CUDA loads no libcudart
+        from .._host import torch_build
+
+        return torch_build()["cuda"] is None
+    if issue.id == "comm-mnnvl-cuda-python-13":  # cuda-python 13+ lacks `from cuda import cuda`
+        from importlib import metadata
+
+        try:
+            return int(metadata.version("cuda-python").split(".")[0]) >= 13
+        except (metadata.PackageNotFoundError, ValueError):
+            return False
+    py = issue.when.get("python")
+    if py is not None:  # an interpreter bound (comm-import-python-below-3.12)
+        from .._core.resolve import python_matches
+
+        return python_matches(py)
     return True
 
 
@@ -322,7 +338,13 @@ def check_known_issues(
         if cc is None and not (i.kind == "import" and i.id == "cpu-torch-dsl-import-crash"):
             skipped += 1
             continue
-        ours = i.feature == "import" or any(i.covers_feature(f) for f in feats)
+        # an ``import.<family>`` row is ours when a facade wraps that family (comm)
+        family = i.feature.removeprefix("import.") if i.feature.startswith("import.") else None
+        ours = (
+            i.feature == "import"
+            or any(i.covers_feature(f) for f in feats)
+            or any(f.partition(".")[0] == family for f in feats)
+        )
         # a row limited to some calls (``when``) is a caveat: doctor cannot know the calls
         fatal = ours and i.confirmed and i.kind in ("hang", "broken", "import") and not i.when
         only = ", ".join(f"{k}={v}" for k, v in i.when.items())

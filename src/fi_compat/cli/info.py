@@ -171,17 +171,18 @@ def _entry_status(entry: EntryPoint, adapter: Adapter, code: str) -> dict[str, A
             + " ".join(f"'{r.name}{r.spec}'" for r in blockers),
         }
     dep = entry.optional_dependency(pl)
-    if dep is not None and not _module_available(dep.module):
-        how = (
-            " or ".join(f"flashinfer-python[{x}]" for x in dep.extras)
-            if dep.extras
-            else f"'{dep.package}{_declared_spec(dep.package)}'"
-        )
-        return {
-            "status": f"needs {dep.package}",
-            "optional_dependency": dep.package,
-            "detail": f"{dep.note}; pip install {how}",
-        }
+    for need in entry.optional_dependencies(pl):
+        if not _module_available(need.module):
+            how = (
+                " or ".join(f"flashinfer-python[{x}]" for x in need.extras)
+                if need.extras
+                else f"'{need.package}{_declared_spec(need.package)}'"
+            )
+            return {
+                "status": f"needs {need.package}",
+                "optional_dependency": need.package,
+                "detail": f"{need.note}; pip install {how}",
+            }
     cuda = torch_build()["cuda"]
     # the CuTe DSL on a CPU-only torch: `import flashinfer` crashes in some releases,
     # whatever the module (known issue cpu-torch-dsl-import-crash)
