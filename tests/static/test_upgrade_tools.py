@@ -296,7 +296,20 @@ def test_scan_follows_bindings_and_leaves_ambiguous_ones(tmp_path: Path) -> None
         "    importlib.import_module('flashinfer.sampling').softmax(1)\n"
         "    return getattr(flashinfer, name)\n"
     )
+    # SGLang replaces a wrapper's method with a partial of fast_decode_plan (and a file
+    # may start with a byte-order mark)
+    (tmp_path / "sgl.py").write_bytes(
+        b"\xef\xbb\xbffrom functools import partial\n"
+        b"from flashinfer import BatchDecodeWithPagedKVCacheWrapper, fast_decode_plan\n\n"
+        b"def setup(ws):\n"
+        b"    w = BatchDecodeWithPagedKVCacheWrapper(ws, 'NHD')\n"
+        b"    w.begin_forward = partial(fast_decode_plan, w)\n"
+        b"    w.run = lambda *a: None\n"
+        b"    w.begin_forward(1, 2, 3, 4, 4, 128, 16, global_override_indptr_cpu=None)\n"
+        b"    w.run(1, 2, 3, 4, 5, 6)\n"
+    )
     data = scan_cmd.run([str(tmp_path)], "0.6.17", ["0.6.18"], with_fi_compat=False)
+    assert not data["errors"]
     calls = {s["path"] for s in data["sites"] if s["kind"] == "call"}
     assert "flashinfer.BatchPrefillWithPagedKVCacheWrapper.plan" not in calls  # ambiguous
     assert {
@@ -306,6 +319,11 @@ def test_scan_follows_bindings_and_leaves_ambiguous_ones(tmp_path: Path) -> None
         "flashinfer.sampling.softmax",
     } <= calls
     assert [d["code"] for d in data["not_followed"]] == ["getattr(flashinfer, name)"]
+    fast = _site(data, "call", "flashinfer.fast_decode_plan")
+    assert fast["positional"] == 8  # the wrapper the partial binds, then the call's 7
+    assert fast["releases"]["0.6.18"]["status"] == "same"
+    run = _site(data, "call", "flashinfer.BatchDecodeWithPagedKVCacheWrapper.run")
+    assert run["releases"]["0.6.18"]["status"] == "unknown"  # replaced by the project
 
 
 # -- migrate ----------------------------------------------------------------------------

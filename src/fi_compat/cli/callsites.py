@@ -98,6 +98,7 @@ class Site:
     statement: tuple[int, int] | None = None  # import: the statement's (line, col)
     lazy: bool = False  # an import inside a function body or a try/if block
     replaced: bool = False  # a method the project replaced on its instances
+    via_partial: bool = False  # ... by a partial of this FlashInfer function
     node: ast.AST | None = field(default=None, repr=False, compare=False)  # callee / name
     call: ast.Call | None = field(default=None, repr=False, compare=False)
 
@@ -676,6 +677,7 @@ class FileAnalysis:
                 star_kw=any(k.arg is None for k in node.keywords),
                 alias=f"{ast.unparse(node.func)} (= partial({repl[1]}, ...))",
                 call=node,
+                via_partial=True,
             )
         else:
             self._site(node.func, "call", path, bound=True, keywords=kws, call=node, replaced=True)
@@ -913,7 +915,7 @@ class Project:
     def _add(self, path: Path, root: Path, data: bytes) -> None:
         display = os.path.relpath(path, root.parent)
         try:
-            source = data.decode("utf-8")
+            source = data.decode("utf-8-sig")  # a byte-order mark is no source
             tree = ast.parse(source, str(path))
         except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
             self.errors.append((display, f"not parsed: {exc}"))

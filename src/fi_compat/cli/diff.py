@@ -77,8 +77,18 @@ def param_changes(old: Signature, new: Signature) -> list[dict[str, Any]]:
         same_default = k < len(pn) and old.defaults.get(n) == new.defaults.get(pn[k])
         if n in removed and k < len(pn) and pn[k] in added and same_default:
             renames[n] = pn[k]
+    # a keyword parameter replaced by one other with the same default: a rename too
+    kw_removed = [n for n in removed if n not in po and n not in renames]
+    kw_added = [n for n in added if n not in pn and n not in renames.values()]
+    if len(kw_removed) == 1 == len(kw_added):
+        a, b = kw_removed[0], kw_added[0]
+        if old.defaults.get(a) == new.defaults.get(b):
+            renames[a] = b
     for a, b in renames.items():
-        out.append({"change": "renamed", "param": b, "old": a, "slot": po.index(a), "breaks": True})
+        rec = {"change": "renamed", "param": b, "old": a, "breaks": True}
+        if a in po:
+            rec["slot"] = po.index(a)
+        out.append(rec)
     for n in added:
         if n in renames.values():
             continue
@@ -183,7 +193,8 @@ def describe_change(c: dict[str, Any]) -> str:
     """One short line for a change record."""
     k = c["change"]
     if k == "renamed":
-        return f"renamed {c['old']} -> {c['param']} (slot {c['slot']})"
+        where = f"slot {c['slot']}" if "slot" in c else "keyword"
+        return f"renamed {c['old']} -> {c['param']} ({where})"
     if k == "inserted":
         req = ", required" if c.get("required") else ""
         return f"+ {c['param']} inserted at slot {c['slot']} (before {c['was']}{req})"
@@ -600,7 +611,12 @@ def _what_fi_compat_does(
             if stable in facts.get(what, ()):
                 return f"{short} {verb} {stable} on {release}"
     if k == "renamed" and stable in e.params:
-        return f"{short} keeps the name {stable!r} (sent as {c['param']!r} on {release})"
+        return (
+            f"{short} takes {stable!r} on every release (sent as {c['old']!r} where the "
+            f"release spells it so; written_for(OLD) maps {c['old']!r} too)"
+        )
+    if k in ("removed", "renamed") and "slot" not in c:
+        return None  # a keyword: nothing positional to keep
     if k in ("inserted", "moved", "keyword-only", "shift", "removed", "renamed", "positional"):
         return (
             f"{short} keeps its order ({prefix} positional, the rest keyword-only, "

@@ -110,6 +110,14 @@ class Planner:
                 continue
             if s.kind == "probe":
                 continue
+            if s.via_partial:  # w.m = partial(flashinfer.f, w); w.m(...): the partial stays
+                fc = self.judge.fi_compat(s) or {}
+                if fc.get("needs_written_for"):
+                    self.left.append(
+                        f"{where} {s.code[:60]}: calls {s.path} through a partial; pass its "
+                        f"arguments past the stable prefix by keyword"
+                    )
+                continue
             node = s.node
             assert node is not None
             text = ast.unparse(node)
@@ -366,7 +374,8 @@ def run(
         if new != fa.source:
             changed.append((fa.display, fa.source, new))
             if write:
-                fa.path.write_text(new, encoding="utf-8")
+                bom = fa.path.read_bytes().startswith(b"\xef\xbb\xbf")
+                fa.path.write_text(new, encoding="utf-8-sig" if bom else "utf-8")
     report = {
         "pin": pin,
         "pin_from": pin_from,
