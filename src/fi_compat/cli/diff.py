@@ -85,10 +85,10 @@ def param_changes(old: Signature, new: Signature) -> list[dict[str, Any]]:
         if old.defaults.get(a) == new.defaults.get(b):
             renames[a] = b
     for a, b in renames.items():
-        rec = {"change": "renamed", "param": b, "old": a, "breaks": True}
+        ren: dict[str, Any] = {"change": "renamed", "param": b, "old": a, "breaks": True}
         if a in po:
-            rec["slot"] = po.index(a)
-        out.append(rec)
+            ren["slot"] = po.index(a)
+        out.append(ren)
     for n in added:
         if n in renames.values():
             continue
