@@ -13,8 +13,9 @@ today (``contextlib.nullcontext()`` when ``flashinfer.autotuner`` is missing).
 The classes are FlashInfer's own objects, handed out as they are (``isinstance`` and
 FlashInfer's helpers work), resolved on first access; on a release that predates one,
 the name is a stand-in class whose use raises ``UnsupportedFlashInferVersionError`` (an
-``ImportError``) naming the first release.  Their constructors never drifted over the releases served here, except
-by appended keyword options (listed per class in ``docs/autotuner.md``).
+``ImportError``) naming the first release.  Their constructors never drifted over the
+releases served here, except by appended keyword options (listed per class in
+``docs/autotuner.md``).
 """
 
 from __future__ import annotations

@@ -254,6 +254,11 @@ def _trtllm_device_problem(pl: Any, cc: tuple[int, int]) -> str | None:
     )
 
 
+# its architecture part alone, without the host's cubin probe: what ``python -m fi_compat
+# diff`` compares between releases (fi_compat.cli.api.Coverage.facts)
+_trtllm_device_problem.arch_only = trtllm_moe_arch_problem  # type: ignore[attr-defined]
+
+
 _TRTLLM_GPUS = (
     "TRTLLM-gen kernels: SM10x on every release, SM12x admitted from 0.6.7 (launcher "
     "check); covered by contract tests, not run here (no SM100 GPU)"

@@ -1,4 +1,5 @@
-"""The command line: ``python -m fi_compat info | doctor | download-cubin``.
+"""The command line: ``python -m fi_compat info | doctor | download-cubin``, and the
+upgrade tools ``diff | scan | migrate`` (registered by :mod:`fi_compat.cli.upgrade`).
 
 :mod:`fi_compat.cli.info` describes the installation and the adapter of every facade,
 :mod:`fi_compat.cli.doctor` judges it and fetches cubins (it reads what ``info``
@@ -107,7 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     dl.add_argument(
         "--timeout", type=float, default=1800.0, help="give up after this many seconds (1800)"
     )
+    from .upgrade import add_parsers
+
+    add_parsers(sub)  # diff, scan, migrate
     args = ap.parse_args(argv)
+    if hasattr(args, "run"):
+        return int(args.run(args))
     try:
         if args.cmd == "doctor":
             from .doctor import main_doctor
