@@ -443,6 +443,27 @@ ISSUES: tuple[dict[str, object], ...] = (
         "when": {"hidden_size": "not a multiple of 8"},
     },
     {
+        "id": "bf16-moe-deepseek-route-scale-zero",
+        "releases": ("0.5.3", "0.6.0"),
+        "arch": "family:10",
+        "feature": "moe.trtllm",
+        "kind": "accuracy",
+        "summary": "trtllm_bf16_moe with DeepSeekV3 routing returns zeros: 0.5.3's launcher "
+        "never sets the routed scaling factor, so it keeps MoERunnerArgs' default 0.0, which "
+        "the DeepSeekV3 routing kernel multiplies into every expert weight (the other routing "
+        "methods never read it); read from the sources, not measured (SM100-only kernels)",
+        "ref": "0.5.3 csrc/trtllm_fused_moe_kernel_launcher.cu l.1252-1320 (no "
+        "args->routed_scaling_factor, unlike l.1383/1467/1601), trtllm/fused_moe/runner.h "
+        "l.274 (routed_scaling_factor{0.0f}), trtllm_fused_moe_runner.cu l.98, "
+        "trtllm_fused_moe_routing_deepseek.cu l.236; 0.6.0 added routed_scaling_factor "
+        "(value_or(1.0))",
+        "workaround": "pip install 'flashinfer-python>=0.6.0' (fi_compat refuses DeepSeekV3 "
+        "routing in trtllm_bf16_moe on 0.5.3 before the launch with UnsupportedParameterError "
+        "naming 0.6.0)",
+        "confirmed": False,
+        "when": {"routing_method_type": "DeepSeekV3"},
+    },
+    {
         "id": "page-append-head-dim",
         "releases": ("0.2.0.post1", None),
         "arch": "any",

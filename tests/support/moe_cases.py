@@ -39,6 +39,12 @@ def has(release: str, name: str, param: str) -> bool:
     return ENTRIES[name].params[param].present_in(place(release))
 
 
+def zero_route_scale(release: str, name: str) -> bool:
+    """0.5.3's ``trtllm_bf16_moe`` leaves the routed scaling factor at 0, which only
+    DeepSeekV3 routing reads (a zero output): fi_compat refuses that method there."""
+    return name == "trtllm_bf16_moe" and not at_least(place(release), "0.6.0")
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, torch.Tensor):
         if not (isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape):
@@ -95,7 +101,11 @@ def case_routing_method_by_name(release: str, make: Make) -> None:
             a = args(name)
             if m.name == "DeepSeekV3" and "routing_logits" in a:
                 a["routing_logits"] = a["routing_logits"].float()
-            if values is not None and m.name in values:
+            if (
+                values is not None
+                and m.name in values
+                and not (m.name == "DeepSeekV3" and zero_route_scale(release, name))
+            ):
                 f(**a, routing_method_type=m)
                 got = spy.raw_kwargs[-1]["routing_method_type"]
                 assert int(got) == values[m.name], (name, m)
@@ -105,6 +115,8 @@ def case_routing_method_by_name(release: str, make: Make) -> None:
                 with pytest.raises(errors.UnsupportedParameterError) as ei:
                     f(**a, routing_method_type=m)
                 first = enums.RoutingMethodType.first_release(m.name)
+                if m.name == "DeepSeekV3" and zero_route_scale(release, name):
+                    first = "0.6.0"
                 assert ei.value.minimum == first and len(spy.calls) == n_calls, (name, m)
 
 
@@ -339,15 +351,18 @@ def case_routing_logits_dtype(release: str, make: Make) -> None:
         lb = a["routing_logits"]
         strict = strict_fp8 and name.startswith("trtllm_fp8")
         # DeepSeekV3: float32 everywhere before 0.6.8; bf16 is cast up exactly
+        # (not on 0.5.3's trtllm_bf16_moe: DeepSeekV3 refused there, see
+        # case_deepseek_routing_needs_a_route_scale)
         ds = {"routing_method_type": RoutingMethodType.DeepSeekV3}
-        f(**{**a, "routing_logits": lb}, **ds)
-        got = spy.raw_kwargs[-1]["routing_logits"]
-        if strict_fp8:
-            assert got.dtype == torch.float32 and torch.equal(got, lb.float())
-        else:
-            assert got is lb
-        f(**{**a, "routing_logits": lf}, **ds)
-        assert spy.raw_kwargs[-1]["routing_logits"] is lf  # conforming: not copied
+        if not zero_route_scale(release, name):
+            f(**{**a, "routing_logits": lb}, **ds)
+            got = spy.raw_kwargs[-1]["routing_logits"]
+            if strict_fp8:
+                assert got.dtype == torch.float32 and torch.equal(got, lb.float())
+            else:
+                assert got is lb
+            f(**{**a, "routing_logits": lf}, **ds)
+            assert spy.raw_kwargs[-1]["routing_logits"] is lf  # conforming: not copied
         # other methods: bf16 where the release demands it, otherwise as given
         f(**{**a, "routing_logits": lf})
         got = spy.raw_kwargs[-1]["routing_logits"]
@@ -586,7 +601,8 @@ def case_every_enum_member_by_name(release: str, make: Make) -> None:
             table = adapter.ns["_E_" + param]
             for m in getattr(enums, stable_cls):
                 a = {**base, **_companions(name, param, m.name, base)}
-                if m in table:
+                refused = m.name == "DeepSeekV3" and zero_route_scale(release, name)
+                if m in table and not refused:
                     f(**a, **{param: m})
                     sent = spy.raw_kwargs[-1]
                     if adapter.spelling[param] not in sent:  # at its default: omitted
@@ -603,7 +619,34 @@ def case_every_enum_member_by_name(release: str, make: Make) -> None:
                 assert not at_least(place(release), e.minimum), (name, m, e.minimum)
 
 
+def case_deepseek_routing_needs_a_route_scale(release: str, make: Make) -> None:
+    """``trtllm_bf16_moe`` with DeepSeekV3 routing on 0.5.3 (launcher leaves
+    ``routed_scaling_factor`` at 0: zero output) is refused before the launch, as the
+    stable member and as FlashInfer's integer; other methods and other releases run."""
+    name = "trtllm_bf16_moe"
+    if not exists(release, name):
+        return
+    f, spy, adapter = make(name)
+    a = {**args(name), "routing_logits": args(name)["routing_logits"].float()}
+    dsv3 = release_value(adapter, "routing_method_type", "DeepSeekV3")
+    for given in (RoutingMethodType.DeepSeekV3, int(dsv3)):
+        n_calls = len(spy.calls)
+        if zero_route_scale(release, name):
+            with pytest.raises(errors.UnsupportedParameterError, match="zeros") as ei:
+                f(**a, routing_method_type=given)
+            assert ei.value.minimum == "0.6.0" and len(spy.calls) == n_calls, given
+            assert ei.value.parameter == "routing_method_type"
+        else:
+            f(**a, routing_method_type=given)
+            assert int(spy.raw_kwargs[-1]["routing_method_type"]) == int(dsv3)
+    f(**a, routing_method_type=RoutingMethodType.Renormalize)  # never reads the scale
+    assert spy.raw_kwargs[-1]["routing_method_type"] == release_value(
+        adapter, "routing_method_type", "Renormalize"
+    )
+
+
 CASES = [
+    case_deepseek_routing_needs_a_route_scale,
     case_every_enum_member_by_name,
     case_positional_and_keyword_agree,
     case_explicit_defaults_always_forwarded,

@@ -33,6 +33,17 @@ Read from the released sources (``flashinfer/fused_moe/core.py`` and
   ``use_routing_scales_on_input``.  fi_compat casts only when the release would reject
   the dtype given (bfloat16 -> float32 is exact; float32 -> bfloat16 is what those
   releases demand).
+* **DeepSeekV3 routing in ``trtllm_bf16_moe`` on 0.5.3** (the only release before
+  0.6.0 with that function): its launcher never sets ``args->routed_scaling_factor``
+  (0.5.3 ``csrc/trtllm_fused_moe_kernel_launcher.cu``, ``trtllm_bf16_moe`` l. 1252-1320,
+  unlike the FP8/FP4 launchers, l. 1383/1467/1601), so ``MoERunnerArgs`` keeps its
+  default ``routed_scaling_factor{0.0f}`` (``trtllm/fused_moe/runner.h`` l. 274), which
+  becomes the routing kernel's ``mRouteScale`` (``trtllm_fused_moe_runner.cu`` l. 98);
+  the DeepSeekV3 routing kernel, the only one that reads it, multiplies every expert
+  weight by it (``trtllm_fused_moe_routing_deepseek.cu`` l. 236): a zero output, with
+  no error.  0.6.0 added the parameter (``value_or(1.0)``).  fi_compat refuses that
+  routing method there before the launch, naming 0.6.0 (:class:`Bf16RouteScale`);
+  the other methods never read the scale.
 """
 
 from __future__ import annotations
@@ -44,10 +55,11 @@ from ..registry import at_least
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
+    from collections.abc import Callable, Mapping
+    from typing import Any, ClassVar
 
     from .._core import Adapter
+    from ..registry import Placement
 
 _DT: dict[str, Any] = {}  # torch dtypes, bound on first use (no torch import at import)
 # the hot-path ones as globals (one lookup each); None until the first call binds them
@@ -675,3 +687,45 @@ def _ids_in_range(where: str, name: str, ids: Any, n: int) -> None:
         raise InvalidArgumentError(
             f"{where}: {name} must hold expert ids in [0, {n}), got values in [{lo}, {hi}]"
         )
+
+
+class Bf16RouteScale(Normalizer):
+    """``trtllm_bf16_moe`` with DeepSeekV3 routing on 0.5.3, whose launcher leaves the
+    routed scaling factor at 0 (a zero output; see the module docstring): refused before
+    the launch, naming 0.6.0.  Other routing methods cost one identity test inline."""
+
+    args = ("routing_method_type",)
+    out = ()
+    boundaries = ("0.6.0",)
+    # a stable member other than DeepSeekV3 passes inline; integers go to the check
+    passes = "type(routing_method_type) is _RMT and routing_method_type is not _DSV3"
+    passes_ns: ClassVar[Mapping[str, object]] = {"_RMT": _RMT, "_DSV3": _DSV3}
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.6.0"):
+            return None
+        where, release = adapter.entry.dotted, str(adapter.release)
+
+        def check(rmt: Any) -> tuple[Any, ...]:
+            m = rmt if type(rmt) is _RMT else adapter.stable_member("routing_method_type", rmt)
+            if m is not _DSV3:
+                return ()
+            raise UnsupportedParameterError(
+                f"{where}(routing_method_type=RoutingMethodType.DeepSeekV3) needs "
+                f"flashinfer-python>=0.6.0; installed: {release}, whose trtllm_bf16_moe "
+                f"launcher never sets the routed scaling factor, so DeepSeekV3 routing "
+                f"weighs every expert by 0 and the output is all zeros (0.6.0 added "
+                f"routed_scaling_factor, default 1.0). Fix: pip install "
+                f"'flashinfer-python>=0.6.0', or the FP8/FP4 TRTLLM-gen MoE on {release}",
+                parameter="routing_method_type",
+                installed=release,
+                minimum="0.6.0",
+            )
+
+        return check
+
+    def describe(self, p: Placement) -> str | None:
+        if at_least(p, "0.6.0"):
+            return None
+        return "`routing_method_type=DeepSeekV3` refused (0.5.3 leaves the route scale at 0)"

@@ -46,6 +46,7 @@ from ..enums import ACTIVATION_TO_GATED
 from ..errors import InvalidArgumentError
 from ._elementwise import OutputCopy, any_cuda_device
 from ._moe_scales import (
+    Bf16RouteScale,
     Fp4Scales,
     Fp8BlockScales,
     FusedFinalize,
@@ -561,7 +562,12 @@ SPECS: dict[str, EntryPoint] = {
         _trtllm(
             "trtllm_fp8_per_tensor_scale_routed_moe", _fp8_pt_params(True), PackedRouting(_PAIRS)
         ),
-        _trtllm("trtllm_bf16_moe", _bf16_params(False), RoutingLogits(strict=False)),
+        _trtllm(
+            "trtllm_bf16_moe",
+            _bf16_params(False),
+            RoutingLogits(strict=False),
+            Bf16RouteScale(),
+        ),
         _trtllm("trtllm_bf16_routed_moe", _bf16_params(True), PackedRouting(_PAIRS)),
         _trtllm("trtllm_mxint4_block_scale_moe", _mxint4_params(), RoutingLogits(strict=False)),
         _entry(
