@@ -1,5 +1,8 @@
 """Compute capabilities, capability families, support queries and the known-issues table.
 
+One query per facade function or family: ``supports("comm.allreduce_fusion")`` answers
+what the facade checks before a launch (docs/capabilities.md).
+
 Model code asks here instead of scattering ``is_device_capability(100)`` checks::
 
     from fi_compat import device
