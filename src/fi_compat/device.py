@@ -797,6 +797,11 @@ def supports(
         fix = fix or e_fix
         found += [i for i in e_found if i not in found]
     pl = _placement(release)
+    if pl is not None and pl.kind == "newer":
+        reasons.append(
+            f"caveat, flashinfer-python {pl.version} is newer than fi_compat knows: answered "
+            f"as {pl.treated_as} (FI_COMPAT_STRICT=1 refuses it)"
+        )
     if pl is not None and cc is not None:
         for issue in TABLE:
             if (

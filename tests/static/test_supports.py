@@ -192,3 +192,15 @@ def test_vllm_probe_table_resolves_and_is_documented() -> None:
             assert device.query_members(q), q
             assert f"`{q}`" in doc, q
         assert queries or note, probe
+
+
+def test_a_release_newer_than_fi_compat_knows(monkeypatch: pytest.MonkeyPatch) -> None:
+    newer = "99.0.0"
+    e = device.query_members("norm.rmsnorm")[0]
+    with pytest.warns(errors.UntestedFlashInferVersionWarning):
+        s = device.supports("norm.rmsnorm", capability=(9, 0), release=newer, missing=())
+    assert s and any("newer than fi_compat knows" in r for r in s.reasons)
+    monkeypatch.setenv("FI_COMPAT_STRICT", "1")
+    s = device.supports("norm.rmsnorm", capability=(9, 0), release=newer, missing=())
+    err = facade_verdict(monkeypatch, e, newer, (9, 0), ())
+    assert not s and isinstance(err, errors.UntestedFlashInferVersionError)
