@@ -1,5 +1,8 @@
 """Compute capabilities, capability families, support queries and the known-issues table.
 
+One query per facade function or family: ``supports("comm.allreduce_fusion")`` answers
+what the facade checks before a launch (docs/capabilities.md).
+
 Model code asks here instead of scattering ``is_device_capability(100)`` checks::
 
     from fi_compat import device
@@ -31,7 +34,7 @@ from .registry import VersionRange, at_least, place
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import cast
+    from typing import Any, cast
 
     from .registry import Placement
 
@@ -51,6 +54,8 @@ __all__ = [
     "is_device_capability_family",
     "known_issues",
     "parse_capability",
+    "query_members",
+    "supports",
     "supports_trtllm_attention",
     "supports_xqa_decode",
 ]
@@ -622,3 +627,264 @@ def _member_name(value: object) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return str(getattr(value, "name", value))
+
+
+# -- one query per facade function or family -------------------------------------------------
+
+
+def _entries() -> list[Any]:
+    from ._facades import entry_points  # binds the stubs; imports neither torch nor FlashInfer
+
+    return entry_points()
+
+
+def query_members(query: str) -> list[Any]:
+    """The entry points a :func:`supports` query names, in registry order.
+
+    ``query`` (a leading ``fi_compat.`` or ``flashinfer.`` is dropped): a facade function
+    or method (``"comm.allreduce_fusion"``, ``"decode.BatchDecodeWithPagedKVCacheWrapper.run"``),
+    a feature family the entry points declare (``"moe.trtllm"``, ``"comm.allreduce"``,
+    ``"attention"``), or a facade module (``"comm.vllm_ar"``, ``"gemm"``).  Raises
+    ``ValueError`` naming the families for a query that names nothing."""
+    q = query.strip().removeprefix("fi_compat.").removeprefix("flashinfer.")
+    eps = _entries()
+    cls = q.rpartition(".")[2][:1].isupper()  # a wrapper class: its methods
+    exact = [
+        e
+        for e in eps
+        if e.dotted == "fi_compat." + q or (cls and e.dotted.startswith(f"fi_compat.{q}."))
+    ]
+    if exact:
+        return exact
+    by_feature = [e for e in eps if e.feature == q or e.feature.startswith(q + ".")]
+    if by_feature:
+        return by_feature
+    mod = "fi_compat." + q
+    by_module = [e for e in eps if e.facade == mod or e.facade.startswith(mod + ".")]
+    if by_module:
+        return by_module
+    fams = sorted({e.feature for e in eps} | {e.facade.removeprefix("fi_compat.") for e in eps})
+    raise ValueError(
+        f"supports({query!r}): no facade function, feature family or facade module of that "
+        f"name; families: {', '.join(fams)}"
+    )
+
+
+def _absent_modules(missing: Iterable[str] | None, modules: Iterable[str]) -> set[str]:
+    """The optional modules taken as absent: ``missing`` where given, else those
+    ``importlib.util.find_spec`` cannot find (no import of the module itself)."""
+    if missing is not None:
+        return set(missing)
+    import importlib.util
+
+    out = set()
+    for m in modules:
+        try:
+            found = importlib.util.find_spec(m) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            out.add(m)
+    return out
+
+
+def entry_support(
+    entry: Any,
+    cc: tuple[int, int] | None,
+    release: str | None,
+    absent: set[str],
+) -> tuple[bool, list[str], str | None, list[KnownIssue]]:
+    """One entry point's verdict from the facade's own tables: the adapter selection
+    (``EntryPoint.select``: release range, removal, strict mode), the optional packages
+    the release's module imports, the GPU rule (``devices=``) and confirmed ``hang``
+    rows (where the entry point has a device check), the checks the facade makes before
+    any launch, in that order."""
+    from .detection import Distribution, detect
+
+    name = entry.dotted.removeprefix("fi_compat.")
+    if release is None:
+        dist = detect().flashinfer
+    else:
+        dist = Distribution("flashinfer-python", release, "<supports>", "")
+    adapter = entry.select(dist)
+    err = adapter.problem_error()
+    if err is not None:
+        return False, [f"{name}: {err}"], _fix_of(err), []
+    reasons: list[str] = []
+    pl = adapter.placement
+    ok, fix = True, None
+    for dep in entry.optional_dependencies(pl):
+        if dep.module in absent:
+            ok = False
+            extras = " or ".join(f"flashinfer-python[{x}]" for x in dep.extras)
+            reasons.append(
+                f"{name}: {entry.module} in flashinfer-python {pl.version} imports "
+                f"{dep.module} ({dep.package}: {dep.note}), which is not installed"
+            )
+            fix = fix or f"pip install {dep.package}" + (f" ({extras})" if extras else "")
+    if cc is not None and entry.devices is not None:
+        why = entry.devices(pl, cc)
+        if why is not None:
+            ok = False
+            reasons.append(f"{name}: SM{cc[0]}{cc[1]}, and {why}")
+    hang = adapter.known_hang(cc)
+    found = []
+    if hang is not None and entry.devices is None:  # the facade checks no device here
+        reasons.append(f"{name}: caveat, known issue {hang.id}: {hang.summary} ({hang.ref})")
+    elif hang is not None:
+        ok = False
+        found.append(hang)
+        reasons.append(f"{name}: known issue {hang.id}: {hang.summary} ({hang.ref})")
+        fix = fix or hang.workaround
+    return ok, reasons, fix, found
+
+
+def _fix_of(err: Exception) -> str | None:
+    text = str(err)
+    return text.rpartition("Fix: ")[2].rstrip(".") if "Fix: " in text else None
+
+
+def supports(
+    query: str | Iterable[str],
+    *,
+    capability: object = None,
+    release: str | None = None,
+    missing: Iterable[str] | None = None,
+) -> Support:
+    """Can the facade run ``query`` here?  One answer per facade function or family,
+    from fi_compat's own tables, with neither FlashInfer nor torch imported.
+
+    ``query``: a facade function (``"comm.allreduce_fusion"``), a feature family
+    (``"moe.trtllm"``), a facade module (``"comm.vllm_ar"``), or several of these (all
+    must hold; :func:`query_members`).  Supported means that every entry point named
+    passes what the facade checks before any launch: the release is in its range and not
+    past its removal (strict mode: known to fi_compat), each optional package its
+    FlashInfer module imports on that release is installed, the GPU is one its
+    ``devices=`` rule admits, and no confirmed ``hang`` row of the known-issues table
+    applies (``FI_COMPAT_IGNORE_ISSUES`` lifts one, as for the facade); a ``broken``
+    row that does not block the launch is listed in ``reasons`` as a caveat.  Where the
+    answer is no, the facade itself raises the typed error in ``reasons``.
+
+    ``capability``: as for every query here (default: the current GPU; ``None`` on a host
+    without one fails the query, naming it).  ``release``: a flashinfer-python version
+    (default: the detected one).  ``missing``: the optional modules to take as absent
+    (``("cuda", "cutlass")``; default: those ``importlib.util.find_spec`` cannot find).
+    Not asked here: whether TRTLLM-gen cubins can be fetched
+    (:func:`supports_trtllm_attention`, :func:`supports_trtllm_moe`) and per-call details
+    (dtypes, shapes, backends: ``f.is_backend_supported``)."""
+    queries = [query] if isinstance(query, str) else list(query)
+    members: list[Any] = []
+    for q in queries:
+        members += [m for m in query_members(q) if m not in members]
+    feature = queries[0] if len(queries) == 1 else ",".join(queries)
+    cc = _resolve_cc(capability)
+    mods = {d.module for e in members for d in e.optional_deps}
+    absent = _absent_modules(missing, mods)
+    reasons: list[str] = []
+    ok, fix, found = True, None, []
+    off = [f for f in sorted({e.feature for e in members}) if disabled(f)]
+    if off:
+        ok = False
+        reasons.append(f"{', '.join(off)} disabled by {DISABLE_ENV}={os.environ.get(DISABLE_ENV)}")
+        fix = f"remove it from {DISABLE_ENV}"
+    if cc is None:
+        ok = False
+        reasons.append("no CUDA device (CPU-only host or torch without CUDA)")
+    for e in members:
+        e_ok, e_reasons, e_fix, e_found = entry_support(e, cc, release, absent)
+        ok = ok and e_ok
+        reasons += e_reasons
+        fix = fix or e_fix
+        found += [i for i in e_found if i not in found]
+    pl = _placement(release)
+    if pl is not None and pl.kind == "newer":
+        reasons.append(
+            f"caveat, flashinfer-python {pl.version} is newer than fi_compat knows: answered "
+            f"as {pl.treated_as} (FI_COMPAT_STRICT=1 refuses it)"
+        )
+    if pl is not None and cc is not None:
+        for issue in TABLE:
+            if (
+                issue.kind == "broken"
+                and issue.range.contains(pl)
+                and issue.applies_to_arch(cc)
+                and any(issue.covers_feature(f) for f in {e.feature for e in members})
+            ):
+                reasons.append(f"caveat, known issue {issue.id}: {issue.summary} ({issue.ref})")
+    if ok:
+        reasons.insert(0, f"{len(members)} entry point(s) pass the facade's checks")
+    return Support(feature, ok, reasons, fix, found)
+
+
+# vLLM's hand-written probes (``vllm/utils/flashinfer.py``) and the query that answers
+# each here (docs/capabilities.md renders this table); ``None``: no fi_compat query, why.
+VLLM_PROBES: dict[str, tuple[tuple[str, ...] | None, str]] = {
+    "has_flashinfer()": (
+        None,
+        "fi_compat.detection.detect().flashinfer is not None (plus a toolkit check for "
+        "JIT builds, outside fi_compat)",
+    ),
+    "has_flashinfer_moe()": (("fused_moe",), "every fused-MoE facade function"),
+    "has_flashinfer_cutlass_fused_moe()": (
+        (
+            "fused_moe.cutlass_fused_moe",
+            "quantization.fp4_quantize",
+            "fused_moe.block_scale_interleave",
+            "fused_moe.trtllm_fp4_block_scale_moe",
+        ),
+        "the names vLLM probes (nvfp4_block_scale_interleave is block_scale_interleave); "
+        "supports_cutlass_moe() narrows by quantization/activation",
+    ),
+    "has_flashinfer_trtllm_fused_moe()": (
+        ("moe.trtllm",),
+        "every trtllm_*_moe entry point; supports_trtllm_moe() adds the cubin check",
+    ),
+    "has_flashinfer_comm()": (("comm",), "every fi_compat.comm facade function"),
+    "has_flashinfer_all2all() / has_flashinfer_nvlink_two_sided()": (
+        ("comm.trtllm_alltoall",),
+        "MnnvlMoe's methods (Mapping, MnnvlMemory, MoEAlltoallInfo are re-exports)",
+    ),
+    "has_flashinfer_nvlink_one_sided()": (("comm.MoeAlltoAll",), "MoeAlltoAll's methods"),
+    "hasattr(flashinfer.comm, 'allreduce_fusion')": (
+        ("comm.allreduce_fusion", "comm.create_allreduce_fusion_workspace"),
+        "the unified all-reduce fusion API",
+    ),
+    "has_flashinfer_bf16_gemm()": (
+        ("gemm.mm_bf16",),
+        "fi_compat.gemm.mm_bf16.is_backend_supported(backend, cc) answers per backend",
+    ),
+    "has_flashinfer_fp8_blockscale_gemm()": (
+        ("gemm.fp8_blockscale_gemm_sm90",),
+        "the release range and the GPU rule replace is_device_capability(90) + hasattr",
+    ),
+    "supports_trtllm_attention()": (
+        ("attention.trtllm",),
+        "the facade's checks; fi_compat.device.supports_trtllm_attention() adds the cubins "
+        "and batch invariance",
+    ),
+    "has_nvidia_artifactory()": (
+        None,
+        "fi_compat.device.cubins_reachable(probe_network=True): one GET of the file the "
+        "release fetches first, asked once per process",
+    ),
+    "has_flashinfer_cubin()": (
+        None,
+        "fi_compat.detection.detect().cubin (a flashinfer-cubin matching the release)",
+    ),
+    "has_flashinfer_cutedsl_grouped_gemm_nt_masked() / has_flashinfer_cutedsl_moe_nvfp4()": (
+        None,
+        "not yet: the CuTe-DSL masked grouped-GEMM MoE has no facade",
+    ),
+    "has_flashinfer_b12x_gemm() / has_flashinfer_b12x_moe()": (
+        None,
+        "not yet: the SM12x b12x kernels have no facade",
+    ),
+    "has_flashinfer_sparse_mla_sm120_config()": (
+        None,
+        "out of scope: reads FlashInfer's private _sparse_mla_sm120 dispatch table",
+    ),
+    "has_flashinfer_kda_decode() / has_flashinfer_recurrent_kda_decode()": (
+        None,
+        "not yet: KDA has no facade (vLLM reads private module flags)",
+    ),
+}
