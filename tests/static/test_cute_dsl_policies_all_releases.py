@@ -40,22 +40,45 @@ def test_coverage(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "release", "fix"),
+    ("name", "release", "missing", "package", "fix"),
     [
-        ("grouped_gemm_nt_masked", "0.2.14", "pip install nvidia-cutlass-dsl"),
-        ("grouped_gemm_nt_masked", "0.6.16", "'flashinfer-python[cu12]==0.6.16'"),
-        ("convert_sf_to_mma_layout", "0.6.7", "pip install nvidia-cutlass-dsl"),
-        ("cute_dsl_fused_moe_nvfp4", "0.7.4", "'flashinfer-python[cu13]==0.7.4'"),
+        ("grouped_gemm_nt_masked", "0.2.14", "cutlass", "nvidia-cutlass-dsl", "nvidia-cutlass-dsl"),
+        (
+            "grouped_gemm_nt_masked",
+            "0.6.16",
+            "cutlass",
+            "nvidia-cutlass-dsl",
+            "'flashinfer-python[cu12]==0.6.16'",
+        ),
+        ("grouped_gemm_nt_masked", "0.5.0", "cuda.bindings", "cuda-python", "cuda-python"),
+        (
+            "convert_sf_to_mma_layout",
+            "0.6.7",
+            "cutlass",
+            "nvidia-cutlass-dsl",
+            "nvidia-cutlass-dsl",
+        ),
+        (
+            "cute_dsl_fused_moe_nvfp4",
+            "0.7.4",
+            "cutlass",
+            "nvidia-cutlass-dsl",
+            "'flashinfer-python[cu13]==0.7.4'",
+        ),
     ],
 )
-def test_missing_cutlass_dsl_is_typed(name: str, release: str, fix: str) -> None:
-    """``import cutlass`` failing in the module fi_compat imports is the typed error with
-    the pip line of that release (extras from 0.6.8)."""
+def test_missing_cutlass_dsl_is_typed(
+    name: str, release: str, missing: str, package: str, fix: str
+) -> None:
+    """``import cutlass`` (or, first, ``cuda.bindings.driver``) failing in the module
+    fi_compat imports is the typed error with the pip line of that release (extras from
+    0.6.8) and the reason."""
     a = SPECS[name].select(Distribution("flashinfer-python", release, "<test>", ""))
-    exc = missing_dependency(a, "cutlass", ModuleNotFoundError("No module named 'cutlass'"))
+    exc = missing_dependency(a, missing, ModuleNotFoundError(f"No module named {missing!r}"))
     assert isinstance(exc, OptionalDependencyMissingError)
-    assert exc.package == "nvidia-cutlass-dsl"
-    assert fix in str(exc)
+    assert exc.package == package
+    assert fix in str(exc).partition("Fix: pip install ")[2], str(exc)
+    assert "module scope" in str(exc)
 
 
 def test_flashinfer_locations_are_the_same_objects() -> None:

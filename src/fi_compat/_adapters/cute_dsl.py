@@ -63,11 +63,16 @@ def _dsl(module: str, since: str) -> tuple[OptionalDependency, ...]:
     scope; a plain dependency of 0.4.0-0.6.7 (not declared before), which have no extras
     for it, the ``cu12`` / ``cu13`` extras from 0.6.8."""
     note = f"{module} imports cutlass at module scope"
+    cuda = (
+        f"{module} imports cuda.bindings.driver (cuda-python, which nvidia-cutlass-dsl "
+        "needs too) at module scope, the GEMM kernel module before cutlass"
+    )
     return (
         OptionalDependency(VersionRange(since, "0.6.8"), "cutlass", "nvidia-cutlass-dsl", (), note),
         OptionalDependency(
             VersionRange("0.6.8"), "cutlass", "nvidia-cutlass-dsl", ("cu12", "cu13"), note
         ),
+        OptionalDependency(VersionRange(since), "cuda", "cuda-python", (), cuda),
     )
 
 
