@@ -192,6 +192,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.prims_ts.gemm.runner": ("0.7.1", None),
         "flashinfer.trtllm_low_latency_gemm": ("0.4.1", None),
     },
+    "CuteDslMoEWrapper": {
+        "flashinfer": ("0.6.4", None),
+        "flashinfer.fused_moe": ("0.6.4", None),
+        "flashinfer.fused_moe.cute_dsl": ("0.6.4", None),
+        "flashinfer.fused_moe.cute_dsl.fused_moe": ("0.6.4", None),
+    },
     "DynamicTensorSpec": {
         "flashinfer.autotuner": ("0.2.9", None),
         "flashinfer.autotuner.autotuner": ("0.6.15", None),
@@ -937,6 +943,7 @@ PROVIDERS: dict[str, str] = {
     "CUDAGraphBatchDecodeWithPagedKVCacheWrapper": "decode",
     "CommBackend": "comm.mnnvl",
     "ConstraintSpec": "autotuner",
+    "CuteDslMoEWrapper": "cute_dsl",
     "DynamicTensorSpec": "autotuner",
     "Fp8QuantizationType": "enums",
     "GatedActType": "enums",

@@ -22,8 +22,9 @@ the default.
 
 from __future__ import annotations
 
-from ._adapters.cute_dsl import SPECS
+from ._adapters.cute_dsl import METHODS, MOE_CLASS, MOE_MODULE, SPECS
 from ._core import OMIT, lazy_facades
+from ._core.classes import WrapperClass, lazy_classes
 from .enums import ActivationType
 
 TYPE_CHECKING = False
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
-__all__: list[str] = []  # every entry point
+__all__: list[str] = []  # every entry point and wrapper class
 
 
 def grouped_gemm_nt_masked(
@@ -183,9 +184,88 @@ def cute_dsl_fused_moe_nvfp4(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
+def _moe_init(
+    self: Any,
+    num_experts: int,
+    top_k: int,
+    hidden_size: int,
+    intermediate_size: int,
+    use_cuda_graph: bool = False,
+    max_num_tokens: int | None = None,
+    num_local_experts: int | None = None,
+    local_expert_offset: int = 0,
+    tile_size: int = 128,
+    sf_vec_size: int = 16,
+    output_dtype: torch.dtype = OMIT,
+    device: str = "cuda",
+    enable_pdl: bool = True,
+    activation_type: ActivationType = ActivationType.Swiglu,
+    swiglu_alpha: float = OMIT,
+    swiglu_beta: float = OMIT,
+    swiglu_limit: float = OMIT,
+    *,
+    situ_beta: float | None = None,
+    situ_linear_beta: float | None = None,
+    use_fused_finalize: bool = True,
+    quant_mode: str = "w4a4",
+    clamped_relu2_limit: Tensor | None = None,
+    swap_ab: bool = False,
+    **kwargs: Any,
+) -> None:
+    """Configure the CuTe-DSL NVFP4 MoE for ``num_experts`` experts (``num_local_experts``
+    of them on this rank from ``local_expert_offset``), ``top_k`` per token.
+    ``max_num_tokens`` sizes the CUDA-graph buffers of 0.6.4-0.6.13 (``None``: their
+    default 4096) and is ignored from 0.6.14.
+
+    {release_notes}
+    """
+
+
+def _moe_run(
+    self: Any,
+    x: Tensor,
+    x_sf: Tensor | None,
+    token_selected_experts: Tensor,
+    token_final_scales: Tensor,
+    w1_weight: Tensor,
+    w1_weight_sf: Tensor,
+    w1_alpha: Tensor,
+    fc2_input_scale: Tensor | None,
+    w2_weight: Tensor,
+    w2_weight_sf: Tensor,
+    w2_alpha: Tensor,
+    tactic: Any = None,
+    *,
+    per_token_scale: Tensor | None = None,
+    nvfp4_4over6: Any = OMIT,
+    **kwargs: Any,
+) -> Tensor:
+    """Run the configured MoE on ``x`` routed by ``token_selected_experts`` /
+    ``token_final_scales``; returns the ``[tokens, hidden]`` output.
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated method
+
+
 # Each function is generated for the installed release on first access (PEP 562), so
 # importing this module costs only the stubs above.
 lazy_facades(globals(), SPECS.values())
+CLASSES = {
+    MOE_CLASS: WrapperClass(
+        facade=__name__,
+        name=MOE_CLASS,
+        module=MOE_MODULE,
+        methods={
+            "__init__": (_moe_init, METHODS["__init__"]),
+            "run": (_moe_run, METHODS["run"]),
+        },
+        doc="""The CuTe-DSL NVFP4 MoE as an object (FlashInfer's ``CuteDslMoEWrapper``,
+        0.6.4+; SM10x, needs ``nvidia-cutlass-dsl``): a subclass of the installed class
+        whose ``__init__`` and ``run`` have one frozen signature on every release.""",
+    )
+}
+lazy_classes(globals(), CLASSES)
 
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same

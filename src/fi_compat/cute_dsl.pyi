@@ -29,6 +29,7 @@ from torch import Tensor
 from fi_compat.enums import ActivationType
 
 __all__ = [
+    "CuteDslMoEWrapper",
     "convert_sf_to_mma_layout",
     "cute_dsl_fused_moe_nvfp4",
     "grouped_gemm_nt_masked",
@@ -225,12 +226,125 @@ def silu_and_mul_scaled_nvfp4_experts_quantize(
         unless left out (NVFP4 4-over-6 recipe (left out of the call when not given)).
     """
 
+class CuteDslMoEWrapper:
+    """The CuTe-DSL NVFP4 MoE as an object (FlashInfer's ``CuteDslMoEWrapper``, 0.6.4+; SM10x,
+    needs ``nvidia-cutlass-dsl``): a subclass of the installed class whose ``__init__`` and
+    ``run`` have one frozen signature on every release.
+
+    A subclass of the installed
+    ``flashinfer.fused_moe.cute_dsl.fused_moe.CuteDslMoEWrapper`` (``isinstance`` with it
+    holds), built when the name is first accessed; flashinfer-python 0.6.4 and later.
+
+    fi_compat's methods, the same on every release:
+
+    * ``__init__``, ``run``: the frozen signatures below; each checks its arguments, drops
+      or refuses each parameter a release lacks as its docstring lists, and calls
+      FlashInfer's own by keyword.
+
+    FlashInfer's own, inherited from the installed release's class:
+
+    * every other attribute (properties, helpers such as ``reset_workspace_buffer``, private
+      state): the installed release's, unchanged; not part of fi_compat's frozen API.
+    """
+
+    def __init__(
+        self,
+        num_experts: int,
+        top_k: int,
+        hidden_size: int,
+        intermediate_size: int,
+        use_cuda_graph: bool = ...,
+        max_num_tokens: int | None = ...,
+        num_local_experts: int | None = ...,
+        local_expert_offset: int = ...,
+        tile_size: int = ...,
+        sf_vec_size: int = ...,
+        output_dtype: torch.dtype = ...,
+        device: str = ...,
+        enable_pdl: bool = ...,
+        activation_type: ActivationType = ...,
+        swiglu_alpha: float = ...,
+        swiglu_beta: float = ...,
+        swiglu_limit: float = ...,
+        *,
+        situ_beta: float | None = ...,
+        situ_linear_beta: float | None = ...,
+        use_fused_finalize: bool = ...,
+        quant_mode: str = ...,
+        clamped_relu2_limit: Tensor | None = ...,
+        swap_ab: bool = ...,
+    ) -> None:
+        """Configure the CuTe-DSL NVFP4 MoE for ``num_experts`` experts (``num_local_experts``
+        of them on this rank from ``local_expert_offset``), ``top_k`` per token.
+        ``max_num_tokens`` sizes the CUDA-graph buffers of 0.6.4-0.6.13 (``None``: their
+        default 4096) and is ignored from 0.6.14.
+
+        ``enable_pdl``: flashinfer-python >=0.6.7; dropped elsewhere (a hint) (programmatic
+            dependent launch (a scheduling hint: same results)).
+        ``activation_type``: flashinfer-python >=0.6.14; elsewhere dropped at
+            ActivationType.Swiglu, else UnsupportedParameterError (called activation ("silu"
+            / "relu2") in 0.6.14); called ``activation`` before 0.6.15; ``ActivationType``
+            member, translated by name per release.
+        ``swiglu_alpha``: flashinfer-python >=0.6.15; elsewhere UnsupportedParameterError
+            unless left out.
+        ``swiglu_beta``: flashinfer-python >=0.6.15; elsewhere UnsupportedParameterError
+            unless left out.
+        ``swiglu_limit``: flashinfer-python >=0.6.15; elsewhere UnsupportedParameterError
+            unless left out.
+        ``situ_beta``: flashinfer-python >=0.6.18; elsewhere dropped at None, else
+            UnsupportedParameterError.
+        ``situ_linear_beta``: flashinfer-python >=0.6.18; elsewhere dropped at None, else
+            UnsupportedParameterError.
+        ``use_fused_finalize``: flashinfer-python >=0.6.16; elsewhere dropped at True, else
+            UnsupportedParameterError.
+        ``quant_mode``: flashinfer-python >=0.6.18; elsewhere dropped at 'w4a4', else
+            UnsupportedParameterError.
+        ``clamped_relu2_limit``: flashinfer-python >=0.7.4; elsewhere dropped at None, else
+            UnsupportedParameterError.
+        ``swap_ab``: flashinfer-python >=0.7.4; elsewhere dropped at False, else
+            UnsupportedParameterError.
+        """
+
+    def run(
+        self,
+        x: Tensor,
+        x_sf: Tensor | None,
+        token_selected_experts: Tensor,
+        token_final_scales: Tensor,
+        w1_weight: Tensor,
+        w1_weight_sf: Tensor,
+        w1_alpha: Tensor,
+        fc2_input_scale: Tensor | None,
+        w2_weight: Tensor,
+        w2_weight_sf: Tensor,
+        w2_alpha: Tensor,
+        tactic: Any = ...,
+        *,
+        per_token_scale: Tensor | None = ...,
+        nvfp4_4over6: Any = ...,
+    ) -> Tensor:
+        """Run the configured MoE on ``x`` routed by ``token_selected_experts`` /
+        ``token_final_scales``; returns the ``[tokens, hidden]`` output.
+
+        ``per_token_scale``: flashinfer-python >=0.6.16; elsewhere dropped at None, else
+            UnsupportedParameterError.
+        ``nvfp4_4over6``: flashinfer-python >=0.7.4; elsewhere UnsupportedParameterError
+            unless left out (NVFP4 4-over-6 recipe (left out of the call when not given)).
+        """
+
+    def __getattr__(self, name: str) -> Any:
+        """FlashInfer's other attributes: the installed release's, not fi_compat's API."""
+
 class _Written:
     """``fi_compat.written_for(release).cute_dsl``: this module's functions and wrapper classes
     with their arguments bound as flashinfer-python ``release`` binds them (its positional
     order, names and defaults: typed ``*args, **kwargs``), returning what the stable ones
     return; the other names as here.
     """
+
+    class CuteDslMoEWrapper(CuteDslMoEWrapper):
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+        def run(self, *args: Any, **kwargs: Any) -> Tensor: ...
 
     @staticmethod
     def convert_sf_to_mma_layout(*args: Any, **kwargs: Any) -> Tensor: ...

@@ -12,7 +12,14 @@ from fi_compat._core.resolve import missing_dependency
 from fi_compat.detection import Distribution
 from fi_compat.errors import OptionalDependencyMissingError
 from fi_compat.registry import KNOWN_RELEASES
-from support.cute_dsl_cases import CASES, SPECS, releases
+from support.cute_dsl_cases import (
+    CASES,
+    METHOD_CASES,
+    METHODS,
+    SPECS,
+    method_releases,
+    releases,
+)
 
 CELLS = [(n, r) for n in SPECS for r in releases(n)]
 
@@ -98,3 +105,21 @@ def test_flashinfer_locations_are_the_same_objects() -> None:
     from fi_compat.fused_moe import cute_dsl_fused_moe_nvfp4
 
     assert cute_dsl_fused_moe_nvfp4 is cute_dsl.cute_dsl_fused_moe_nvfp4
+
+
+METHOD_CELLS = [(m, r) for m in METHODS for r in method_releases(m)]
+
+
+@pytest.mark.parametrize("case", METHOD_CASES, ids=lambda c: c.__name__.removeprefix("mcase_"))
+@pytest.mark.parametrize(("method", "release"), METHOD_CELLS)
+def test_wrapper_policy(method: str, release: str, case: Any) -> None:
+    case(method, release)
+
+
+def test_wrapper_class_row() -> None:
+    """``CuteDslMoEWrapper`` is a class row of ``fi_compat.cute_dsl`` (0.6.4+), resolved at
+    FlashInfer's locations too; without FlashInfer the name is a stand-in whose use
+    raises the typed error."""
+    assert "CuteDslMoEWrapper" in cute_dsl.__all__
+    assert set(cute_dsl.CLASSES["CuteDslMoEWrapper"].methods) == {"__init__", "run"}
+    assert all(m.since == "0.6.4" for m in METHODS.values())

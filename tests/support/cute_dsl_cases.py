@@ -15,7 +15,7 @@ import torch
 
 from fi_compat import _snapshot_io as snapshots
 from fi_compat import cute_dsl, enums, errors
-from fi_compat._adapters.cute_dsl import SPECS
+from fi_compat._adapters.cute_dsl import METHODS, MOE_CLASS, SPECS
 from fi_compat._device import assume_capability
 from fi_compat.detection import Distribution
 from fi_compat.registry import at_least, place
@@ -276,4 +276,130 @@ CASES = [
     case_pdl_is_a_hint,
     case_gpus,
     case_bad_input_is_refused,
+]
+
+
+# -- CuteDslMoEWrapper -----------------------------------------------------------------
+
+
+class Receiver:
+    """Stands in for a ``CuteDslMoEWrapper`` instance (the spy records it)."""
+
+
+class MethodSpy(BindSpy):
+    """FlashInfer's method: ``(self, **kw)`` (the receiver the only positional)."""
+
+    def __init__(self, signature: Any) -> None:
+        super().__init__(signature)
+        self.receivers: list[Any] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        assert len(args) == 1, "the receiver only, everything else by keyword"
+        self.receivers.append(args[0])
+        bound = self.signature.bind(args[0], **kwargs)
+        self.raw_kwargs.append(kwargs)
+        bound.apply_defaults()
+        self.calls.append(dict(bound.arguments))
+        return None if "num_experts" in kwargs else torch.zeros(TOKENS, K, dtype=torch.bfloat16)
+
+
+def method_releases(method: str) -> list[str]:
+    e = METHODS[method]
+    rel = snapshots.load(e)["releases"]
+    return [r for r, v in rel.items() if v is not None and at_least(place(r), e.since)]
+
+
+def method_facade(method: str, release: str, signature: Any = None) -> tuple[Any, MethodSpy]:
+    e = METHODS[method]
+    a = e.select(Distribution("flashinfer-python", release, "<test>", ""))
+    stub_fn = cute_dsl.CLASSES[MOE_CLASS].methods[method][0]
+    f = a.build(stub_fn)
+    spy = MethodSpy(signature or snapshot_signature(release, e))
+    a._set_target(spy)
+    return f, spy
+
+
+def method_args(method: str) -> dict[str, Any]:
+    if method == "__init__":
+        return {"num_experts": E, "top_k": TOP_K, "hidden_size": K, "intermediate_size": K}
+    kw = args("cute_dsl_fused_moe_nvfp4")
+    del kw["num_experts"], kw["top_k"]
+    return kw
+
+
+def mcase_calls_bind_by_keyword(method: str, release: str, sig: Any = None) -> None:
+    """Keyword and positional calls reach FlashInfer's method by keyword, the receiver
+    positionally; conforming tensors as they are."""
+    kw = method_args(method)
+    f, spy = method_facade(method, release, sig)
+    me = Receiver()
+    f(me, **kw)
+    f(me, *kw.values())
+    assert spy.receivers == [me, me]
+    assert spy.raw_kwargs[0].keys() == spy.raw_kwargs[1].keys()
+    for n, v in kw.items():
+        assert spy.last[n] is v or spy.last[n] == v, n
+    if method == "__init__":  # left out: the release's own default
+        assert "output_dtype" not in spy.raw_kwargs[-1]
+
+
+def mcase_max_num_tokens(method: str, release: str, sig: Any = None) -> None:
+    """``max_num_tokens=None`` (0.6.14+'s default, ignored there) is the release's own
+    default 4096 where the release sizes buffers by it and takes an int."""
+    if method != "__init__":
+        return
+    for given, want in ((None, 4096), (1024, 1024)):
+        f, spy = method_facade(method, release, sig)
+        f(Receiver(), **method_args(method), max_num_tokens=given)
+        native = at_least(place(release), "0.6.14")
+        assert spy.last["max_num_tokens"] == (given if native else want)
+
+
+def mcase_activation_type(method: str, release: str, sig: Any = None) -> None:
+    if method != "__init__":
+        return
+    pl = place(release)
+    act = enums.ActivationType
+    f, spy = method_facade(method, release, sig)
+    if at_least(pl, "0.6.15"):
+        f(Receiver(), **method_args(method), activation_type=act.Relu2)
+        assert spy.last["activation_type"] == act.values_in(release)["Relu2"]
+    elif at_least(pl, "0.6.14"):
+        f(Receiver(), **method_args(method), activation_type=act.Relu2)
+        assert spy.last["activation"] == "relu2"
+    else:
+        with pytest.raises(errors.UnsupportedParameterError, match=r"0\.6\.14"):
+            f(Receiver(), **method_args(method), activation_type=act.Relu2)
+        f(Receiver(), **method_args(method), activation_type=act.Swiglu)
+        assert "activation" not in spy.raw_kwargs[-1]
+
+
+_METHOD_NEWER = {
+    "__init__": {
+        "use_fused_finalize": (False, "0.6.16"),
+        "quant_mode": ("w4a16", "0.6.18"),
+        "swap_ab": (True, "0.7.4"),
+    },
+    "run": {"per_token_scale": (torch.ones(TOKENS), "0.6.16")},
+}
+
+
+def mcase_newer_options(method: str, release: str, sig: Any = None) -> None:
+    pl = place(release)
+    for p, (value, first) in _METHOD_NEWER[method].items():
+        f, spy = method_facade(method, release, sig)
+        if at_least(pl, first):
+            f(Receiver(), **method_args(method), **{p: value})
+            assert spy.last[p] is value, p
+        else:
+            with pytest.raises(errors.UnsupportedParameterError, match=first.replace(".", r"\.")):
+                f(Receiver(), **method_args(method), **{p: value})
+            assert not spy.calls, p
+
+
+METHOD_CASES = [
+    mcase_calls_bind_by_keyword,
+    mcase_max_num_tokens,
+    mcase_activation_type,
+    mcase_newer_options,
 ]

@@ -270,6 +270,90 @@ _FUSED_MOE = EntryPoint(
     optional_deps=_dsl("flashinfer.fused_moe.cute_dsl.fused_moe", "0.6.4"),
 )
 
+# -- CuteDslMoEWrapper ------------------------------------------------------------------
+
+MOE_CLASS = "CuteDslMoEWrapper"
+MOE_MODULE = "flashinfer.fused_moe.cute_dsl.fused_moe"
+
+
+class MaxNumTokens(Normalizer):
+    """``CuteDslMoEWrapper(max_num_tokens=None)`` (0.6.14+'s default; 0.6.14 deprecated
+    the parameter and ignores it): 0.6.4-0.6.13 size their CUDA-graph buffers by it and
+    take an ``int`` (default ``4096``, ``fused_moe/cute_dsl/fused_moe.py:364`` of 0.6.13),
+    so ``None`` is sent as that default there."""
+
+    args = ("max_num_tokens",)
+    out = ("max_num_tokens",)
+    boundaries = ("0.6.14",)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.6.14"):
+            return None
+
+        def release_default(n: Any) -> tuple[Any, ...]:
+            return (4096 if n is None else n,)
+
+        return release_default
+
+    def describe(self, p: Placement) -> str | None:
+        if at_least(p, "0.6.14"):
+            return None
+        return "max_num_tokens=None sent as the release's default 4096"
+
+
+def _moe_method(name: str, params: tuple[Param, ...], **kw: Any) -> EntryPoint:
+    return EntryPoint(
+        facade=_FACADE,
+        name=f"{MOE_CLASS}.{name}",
+        module=MOE_MODULE,
+        attr=f"{MOE_CLASS}.{name}",
+        receiver="self",
+        params=params,
+        devices=kw.pop("devices", _SM10X),
+        feature="cute_dsl",
+        matrix_note="CuTe-DSL kernel, SM10x only; needs nvidia-cutlass-dsl",
+        optional_deps=_dsl(MOE_MODULE, "0.6.4"),
+        **kw,
+    )
+
+
+METHODS: dict[str, EntryPoint] = {
+    "__init__": _moe_method(
+        "__init__",
+        (
+            Param("max_num_tokens", note="ignored from 0.6.14", ref="0.6.14 deprecated"),
+            Param(
+                "enable_pdl",
+                hint=True,
+                note="programmatic dependent launch (a scheduling hint: same results)",
+                ref="0.6.7",
+            ),
+            Param(
+                "activation_type",
+                enum="ActivationType",
+                spelled=(("0.6.15", "activation", None),),
+                note='called activation ("silu" / "relu2") in 0.6.14',
+                ref="0.6.14 activation: str; 0.6.15 renamed activation_type (ActivationType)",
+            ),
+            Param("use_fused_finalize", ref="0.6.16"),
+            Param("quant_mode", ref="0.6.18"),
+            Param("swap_ab", ref="0.7.4"),
+        ),
+        normalizers=(MaxNumTokens(), ActivationString()),
+        devices=None,  # no tensor arguments; run checks the GPU
+    ),
+    "run": _moe_method(
+        "run",
+        (
+            Param("per_token_scale", ref="0.6.16"),
+            Param("nvfp4_4over6", note=_4OVER6, ref="0.7.4"),
+        ),
+        contracts=_MOE_TENSORS,
+        lean=True,
+    ),
+}
+
 SPECS: dict[str, EntryPoint] = {
     e.name: e
     for e in (
@@ -281,4 +365,4 @@ SPECS: dict[str, EntryPoint] = {
         _FUSED_MOE,
     )
 }
-ENTRIES = list(SPECS.values())
+ENTRIES = [*SPECS.values(), *METHODS.values()]

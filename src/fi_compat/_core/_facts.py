@@ -2724,6 +2724,11 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
     "fi_compat.comm.vllm_ar.meta_size": (0, None),
     "fi_compat.comm.vllm_ar.register_buffer": (2, None),
     "fi_compat.comm.vllm_ar.register_graph_buffers": (3, None),
+    "fi_compat.cute_dsl.CuteDslMoEWrapper.__init__": (
+        17,
+        "slot 17 is use_fused_finalize in 0.6.16-0.6.17, situ_beta in 0.6.18-0.7.4",
+    ),
+    "fi_compat.cute_dsl.CuteDslMoEWrapper.run": (12, None),
     "fi_compat.cute_dsl.convert_sf_to_mma_layout": (5, None),
     "fi_compat.cute_dsl.cute_dsl_fused_moe_nvfp4": (26, None),
     "fi_compat.cute_dsl.grouped_gemm_nt_masked": (4, None),
