@@ -4,13 +4,14 @@
 (``convert_sf_to_mma_layout``, 0.6.4+), the masked per-expert NVFP4 quantisers
 (``scaled_fp4_grouped_quantize`` and ``silu_and_mul_scaled_nvfp4_experts_quantize``
 0.5.0+, ``nvfp4_batched_quantize`` 0.4.0+) and the fused MoE
-(``cute_dsl_fused_moe_nvfp4``, 0.6.4+), one frozen signature each (0.7.4's) over every
-release that has the function.
+(``cute_dsl_fused_moe_nvfp4`` and the class ``CuteDslMoEWrapper``, 0.6.4+), one frozen
+signature each (0.7.4's) over every release that has the function.
 
 FlashInfer's own locations resolve to these objects too: ``fi_compat.cute_dsl.blockscaled_gemm``,
 ``fi_compat.cute_dsl.utils``, ``fi_compat.scaled_fp4_grouped_quantize``,
 ``fi_compat.activation.silu_and_mul_scaled_nvfp4_experts_quantize``,
-``fi_compat.fused_moe.cute_dsl_fused_moe_nvfp4`` (``fi_compat._locations``).
+``fi_compat.fused_moe.cute_dsl_fused_moe_nvfp4``, ``fi_compat.fused_moe.CuteDslMoEWrapper``
+(``fi_compat._locations``).
 
 The GEMM, the scale view and the fused MoE need the optional package
 ``nvidia-cutlass-dsl`` (a missing one is an ``OptionalDependencyMissingError`` with the

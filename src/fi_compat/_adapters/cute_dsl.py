@@ -4,7 +4,7 @@ view it reads (``flashinfer.cute_dsl.utils.convert_sf_to_mma_layout``), the mask
 per-expert NVFP4 quantisers that feed it (``flashinfer.scaled_fp4_grouped_quantize``,
 ``flashinfer.silu_and_mul_scaled_nvfp4_experts_quantize``,
 ``flashinfer.nvfp4_batched_quantize``) and the fused CuTe-DSL MoE
-(``flashinfer.fused_moe.cute_dsl_fused_moe_nvfp4``).
+(``flashinfer.fused_moe.cute_dsl_fused_moe_nvfp4``, ``CuteDslMoEWrapper``).
 
 Read from the released sources (``_snapshots/cute_dsl.*.json``,
 ``_snapshots/flashinfer.*.json``, ``_snapshots/fused_moe.cute_dsl_fused_moe_nvfp4.json``):
@@ -38,6 +38,14 @@ Read from the released sources (``_snapshots/cute_dsl.*.json``,
   ``activation_type`` on every release (:class:`ActivationString`), per-token scales,
   SiTU and localisation options later (each refused before its first release unless at
   its default).
+* ``CuteDslMoEWrapper``: ``__init__`` as the function (``enable_pdl`` 0.6.7,
+  ``activation`` 0.6.14 / ``activation_type`` 0.6.15, ``use_fused_finalize`` 0.6.16,
+  ``situ_*`` / ``quant_mode`` 0.6.18, ``swap_ab`` 0.7.4; 0.6.18 inserted ``situ_beta``
+  before ``use_fused_finalize``, so the stable positional prefix ends at
+  ``swiglu_limit``); ``max_num_tokens`` was an ``int`` (default 4096) sizing the
+  CUDA-graph buffers until 0.6.13, ``Optional`` and ignored from 0.6.14
+  (:class:`MaxNumTokens`); ``run`` gained ``per_token_scale`` (0.6.16) and
+  ``nvfp4_4over6`` (0.7.4), keyword-only.
 """
 
 from __future__ import annotations
