@@ -31,6 +31,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "mla": ("flashinfer.mla", "fi_compat._adapters.mla"),
     "page": ("flashinfer.page", "fi_compat._adapters.page"),
     "autotuner": ("flashinfer.autotuner", "fi_compat._adapters.autotuner"),
+    "cute_dsl": ("flashinfer.cute_dsl", "fi_compat._adapters.cute_dsl"),
     "comm": ("flashinfer.comm", "fi_compat._adapters.comm"),
 }
 

@@ -192,6 +192,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.prims_ts.gemm.runner": ("0.7.1", None),
         "flashinfer.trtllm_low_latency_gemm": ("0.4.1", None),
     },
+    "CuteDslMoEWrapper": {
+        "flashinfer": ("0.6.4", None),
+        "flashinfer.fused_moe": ("0.6.4", None),
+        "flashinfer.fused_moe.cute_dsl": ("0.6.4", None),
+        "flashinfer.fused_moe.cute_dsl.fused_moe": ("0.6.4", None),
+    },
     "DynamicTensorSpec": {
         "flashinfer.autotuner": ("0.2.9", None),
         "flashinfer.autotuner.autotuner": ("0.6.15", None),
@@ -475,9 +481,21 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.gdn_paged": ("0.7.4", None),
         "flashinfer.gdn_prefill": ("0.6.0", None),
     },
+    "convert_sf_to_mma_layout": {
+        "flashinfer.cute_dsl": ("0.6.4", None),
+        "flashinfer.cute_dsl.utils": ("0.6.4", None),
+        "flashinfer.fused_moe.cute_dsl.blackwell_sm12x.moe_dispatch": ("0.6.15", None),
+        "flashinfer.fused_moe.cute_dsl.fused_moe": ("0.6.16", None),
+    },
     "create_allreduce_fusion_workspace": {
         "flashinfer.comm": ("0.6.0", None),
         "flashinfer.comm.allreduce": ("0.6.0", None),
+    },
+    "cute_dsl_fused_moe_nvfp4": {
+        "flashinfer": ("0.6.4", None),
+        "flashinfer.fused_moe": ("0.6.4", None),
+        "flashinfer.fused_moe.cute_dsl": ("0.6.4", None),
+        "flashinfer.fused_moe.cute_dsl.fused_moe": ("0.6.4", None),
     },
     "cutlass_fused_moe": {
         "flashinfer": ("0.2.6", None),
@@ -579,6 +597,13 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.prefill": ("0.2.0.post1", None),
         "flashinfer.sparse": ("0.2.0.post1", "0.2.0.post1"),
     },
+    "grouped_gemm_nt_masked": {
+        "flashinfer.cute_dsl": ("0.6.0", None),
+        "flashinfer.cute_dsl.blockscaled_gemm": ("0.2.11.post3", None),
+        "flashinfer.gemm": ("0.6.4", None),
+        "flashinfer.gemm.kernels.grouped_gemm_masked_blackwell": ("0.6.4", None),
+        "flashinfer.gemm.kernels.grouped_gemm_masked_wrapper": ("0.6.18", None),
+    },
     "init_custom_ar": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
@@ -650,6 +675,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.quantization": ("0.6.7", None),
         "flashinfer.quantization.fp8_quantization": ("0.6.7", None),
     },
+    "nvfp4_batched_quantize": {
+        "flashinfer": ("0.4.0", None),
+        "flashinfer.fp4_quantization": ("0.4.0", None),
+        "flashinfer.quantization": ("0.6.7", None),
+        "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+    },
     "nvfp4_block_scale_interleave": {
         "flashinfer": ("0.2.9", None),
         "flashinfer.fp4_quantization": ("0.2.9", None),
@@ -708,6 +739,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     "sampling_softmax": {
         "flashinfer.logits_processor.operators": ("0.7.1", None),
     },
+    "scaled_fp4_grouped_quantize": {
+        "flashinfer": ("0.5.0", None),
+        "flashinfer.fp4_quantization": ("0.5.0", None),
+        "flashinfer.quantization": ("0.6.7", None),
+        "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+    },
     "set_autotune_process_group": {
         "flashinfer.autotuner": ("0.6.16", None),
         "flashinfer.autotuner.autotuner": ("0.6.16", None),
@@ -727,6 +764,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     "silu_and_mul": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.activation": ("0.2.0.post1", None),
+    },
+    "silu_and_mul_scaled_nvfp4_experts_quantize": {
+        "flashinfer": ("0.5.0", None),
+        "flashinfer.activation": ("0.5.0", None),
     },
     "single_decode_with_kv_cache": {
         "flashinfer": ("0.2.0.post1", None),
@@ -902,6 +943,7 @@ PROVIDERS: dict[str, str] = {
     "CUDAGraphBatchDecodeWithPagedKVCacheWrapper": "decode",
     "CommBackend": "comm.mnnvl",
     "ConstraintSpec": "autotuner",
+    "CuteDslMoEWrapper": "cute_dsl",
     "DynamicTensorSpec": "autotuner",
     "Fp8QuantizationType": "enums",
     "GatedActType": "enums",
@@ -934,7 +976,9 @@ PROVIDERS: dict[str, str] = {
     "bmm_fp8": "gemm",
     "chain_speculative_sampling": "sampling",
     "chunk_gated_delta_rule": "gdn_prefill",
+    "convert_sf_to_mma_layout": "cute_dsl",
     "create_allreduce_fusion_workspace": "comm",
+    "cute_dsl_fused_moe_nvfp4": "cute_dsl",
     "cutlass_fused_moe": "fused_moe",
     "decode_cp_a2a_allocate_mnnvl_workspace": "comm",
     "decode_cp_a2a_alltoall": "comm",
@@ -958,6 +1002,7 @@ PROVIDERS: dict[str, str] = {
     "get_batch_indices_positions": "page",
     "get_graph_buffer_ipc_meta": "comm.vllm_ar",
     "get_seq_lens": "page",
+    "grouped_gemm_nt_masked": "cute_dsl",
     "init_custom_ar": "comm.vllm_ar",
     "is_mnnvl_fabric_supported": "comm.mnnvl",
     "layernorm": "norm",
@@ -974,6 +1019,7 @@ PROVIDERS: dict[str, str] = {
     "moe_a2a_get_workspace_size_per_rank": "comm",
     "mxfp4_quantize": "quantization",
     "mxfp8_quantize": "quantization",
+    "nvfp4_batched_quantize": "cute_dsl",
     "nvfp4_quantize": "quantization",
     "prepare_bf16_fp4_weights": "gemm",
     "qk_rmsnorm_cute": "norm",
@@ -985,10 +1031,12 @@ PROVIDERS: dict[str, str] = {
     "rmsnorm_quant": "norm",
     "sampling_from_logits": "sampling",
     "sampling_from_probs": "sampling",
+    "scaled_fp4_grouped_quantize": "cute_dsl",
     "set_autotune_process_group": "autotuner",
     "shuffle_matrix_a": "fused_moe",
     "shuffle_matrix_sf_a": "fused_moe",
     "silu_and_mul": "activation",
+    "silu_and_mul_scaled_nvfp4_experts_quantize": "cute_dsl",
     "single_decode_with_kv_cache": "decode",
     "single_prefill_with_kv_cache": "prefill",
     "softmax": "sampling",

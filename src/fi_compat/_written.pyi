@@ -9,6 +9,7 @@ from fi_compat import activation as _activation
 from fi_compat import autotuner as _autotuner
 from fi_compat import cascade as _cascade
 from fi_compat import comm as _comm
+from fi_compat import cute_dsl as _cute_dsl
 from fi_compat import decode as _decode
 from fi_compat import fused_moe as _fused_moe
 from fi_compat import gdn_decode as _gdn_decode
@@ -40,6 +41,8 @@ class WrittenFor:
     def cascade(self) -> _cascade._Written: ...
     @property
     def comm(self) -> _comm._Written: ...
+    @property
+    def cute_dsl(self) -> _cute_dsl._Written: ...
     @property
     def decode(self) -> _decode._Written: ...
     @property

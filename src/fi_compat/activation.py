@@ -44,3 +44,11 @@ def gelu_tanh_and_mul(
 
 
 lazy_facades(globals(), SPECS.values())
+
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate):
+# flashinfer.activation.silu_and_mul_scaled_nvfp4_experts_quantize (0.5.0+)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

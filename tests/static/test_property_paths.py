@@ -50,6 +50,7 @@ from fi_compat.detection import Distribution
 from fi_compat.registry import KNOWN_RELEASES
 from support import (
     attention_cases,
+    cute_dsl_cases,
     elementwise_cases,
     gdn_decode_cases,
     helpers,
@@ -134,6 +135,7 @@ BUILDERS: list[tuple[dict[str, Any], Callable[[str], dict[str, Any]]]] = [
     (gdn_decode_cases.SPECS, gdn_decode_cases.args),
     (page_cases.SPECS, page_cases.args),
     (quant_gemm_cases.SPECS, quant_gemm_cases.args),
+    (cute_dsl_cases.SPECS, cute_dsl_cases.args),
     (rope_cases.SPECS, rope_cases.args),
     (sampling_cases.SPECS, sampling_cases.args),
     ({"chunk_gated_delta_rule": GDN_PREFILL}, lambda _key: helpers.inputs()),

@@ -42,7 +42,7 @@ def default_value(source: str, release: str) -> Any:
     """A default as written in the wheel, evaluated: literals, torch dtypes, enum members
     (``ActivationType.Swiglu.value``, ``WeightLayout.BlockMajorK``) as that release's
     integer, read from the enum snapshots."""
-    if source == "_UNSET":
+    if source == "_UNSET" or source.startswith("DEFAULT_"):  # a module constant
         return UNSET
     if source.startswith("torch."):  # a dtype default (``torch.bfloat16``)
         return getattr(torch, source.removeprefix("torch."))
