@@ -369,3 +369,40 @@ def test_module_entry_point_reports_an_invalid_override_cleanly() -> None:
     )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "FI_COMPAT_FLASHINFER_VERSION='x'" in r.stderr
+
+
+# -- probe progress on a terminal ------------------------------------------------------------
+
+_TTY = """
+import io, sys
+class Tty(io.StringIO):
+    def isatty(self): return {tty}
+err = sys.stderr
+sys.stderr = Tty()
+from fi_compat.cli import main
+rc = main({args!r})
+err.write(repr(sys.stderr.getvalue()))
+sys.exit(rc)
+"""
+
+
+def cli_stderr(*args: str, tty: bool, path: list[str]) -> tuple[str, str]:
+    r = run_python(_TTY.format(tty=tty, args=list(args)), env=CPU_ONLY, path=path)
+    assert "Traceback" not in r.stderr, r.stderr
+    return r.stdout, eval(r.stderr)  # the captured stderr, as written
+
+
+@pytest.mark.parametrize("cmd", ["info", "doctor"])
+def test_probe_shows_progress_on_a_terminal_only(tmp_path: Path, cmd: str) -> None:
+    root = installed(tmp_path, "0.6.7", "0.6.7")
+    out, err = cli_stderr(cmd, "--probe", tty=True, path=[str(root)])
+    steps = re.findall(r"\rprobing (\d+)/(\d+) (flashinfer[\w.]*) \.\.\.\x1b\[K", err)
+    total = int(steps[0][1])
+    assert total >= 2 and [int(d) for d, _, _ in steps] == list(range(1, total + 1))
+    assert {m for _, _, m in steps} >= {"flashinfer.fused_moe", "flashinfer.gdn_prefill"}
+    assert err.endswith("\r\x1b[K")  # the line is cleared before the report
+    assert "probing" not in out
+    # piped, or --json: not a byte of progress
+    assert cli_stderr(cmd, "--probe", tty=False, path=[str(root)])[1] == ""
+    out, err = cli_stderr(cmd, "--probe", "--json", tty=True, path=[str(root)])
+    assert err == "" and json.loads(out)

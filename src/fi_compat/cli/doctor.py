@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from .info import Progress
+
 DEFAULT_CUBIN_REPO = (
     "https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/"
 )
@@ -392,6 +394,7 @@ def run(
     capability: object = None,
     timeout: float = 120.0,
     env: dict[str, str] | None = None,
+    progress: Progress | None = None,
 ) -> list[Finding]:
     from ..device import current_capability, parse_capability
 
@@ -411,7 +414,7 @@ def run(
     if do_probe and det.flashinfer is not None:
         from .info import chosen_adapters, probe_installation
 
-        _, probed = probe_installation(det, chosen_adapters(), timeout)
+        _, probed = probe_installation(det, chosen_adapters(), timeout, progress)
         findings += probed
     return findings
 
@@ -529,7 +532,14 @@ def download_cubin(
 
 
 def main_doctor(args: Any) -> int:
-    findings = run(do_probe=args.probe, capability=args.capability, timeout=args.timeout)
+    from .info import tty_progress
+
+    findings = run(
+        do_probe=args.probe,
+        capability=args.capability,
+        timeout=args.timeout,
+        progress=None if args.json else tty_progress(),
+    )
     if args.json:
         import json
 
