@@ -216,6 +216,28 @@ def gpus(arch: str) -> str:
     return f"SM{major}{minor}"
 
 
+# upstream references in the known-issues rows: FI# FlashInfer, V# vLLM, S# SGLang
+# (an issue or a pull request number: GitHub's /issues/N redirects to /pull/N)
+REF_REPOS = {"FI": "flashinfer-ai/flashinfer", "V": "vllm-project/vllm", "S": "sgl-project/sglang"}
+_REF = re.compile(r"(?<![\w\[#])(?:(FI|V|S)#|(FI) PR #|#)(\d+)\b")
+
+
+def ref_links(text: str) -> str:
+    """``FI#2939``, ``V#38730``, ``S#21906``, ``FI PR #4401`` as Markdown links; a bare
+    ``#3293`` belongs to the project of the reference before it in ``text``."""
+    last = [""]
+
+    def link(m: re.Match[str]) -> str:
+        proj = m.group(1) or m.group(2) or last[0]
+        if not proj:
+            return m.group(0)
+        last[0] = proj
+        kind = "pull" if m.group(2) else "issues"
+        return f"[{m.group(0)}](https://github.com/{REF_REPOS[proj]}/{kind}/{m.group(3)})"
+
+    return _REF.sub(link, text)
+
+
 def issue_link(issue: KnownIssue, page: str = "") -> str:
     return f"[`{issue.id}`]({page}#{anchor(issue.id)})"
 
@@ -283,7 +305,7 @@ def _issue_section(issues: list[KnownIssue], level: str = "###") -> list[str]:
             f"- releases: {i.range}; GPUs: {gpus(i.arch)}; feature: `{i.feature}`; "
             f"kind: {i.kind}" + ("" if i.confirmed else " (unconfirmed)"),
             f"- {i.summary}",
-            f"- reference: {i.ref}",
+            f"- reference: {ref_links(i.ref)}",
             f"- workaround: {i.workaround}\n",
         ]
     return parts
@@ -333,7 +355,7 @@ def _reexport_section(facade: str) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for r in rows:
-        served = _span(r) + (f" ({r.ref})" if r.ref else "")
+        served = _span(r) + (f" ({ref_links(r.ref)})" if r.ref else "")
         parts.append(
             f"| `{r.name}` | `{r.module}.{r.attr}` | {served} | {r.note} | "
             f"{constructor_changes(r)} |"

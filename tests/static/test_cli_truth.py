@@ -406,3 +406,32 @@ def test_probe_shows_progress_on_a_terminal_only(tmp_path: Path, cmd: str) -> No
     assert cli_stderr(cmd, "--probe", tty=False, path=[str(root)])[1] == ""
     out, err = cli_stderr(cmd, "--probe", "--json", tty=True, path=[str(root)])
     assert err == "" and json.loads(out)
+
+
+# -- known issues: those of every GPU first --------------------------------------------------
+
+
+def test_info_lists_any_gpu_issues_above_the_gpu_specific_ones() -> None:
+    rc, out, _ = cli("info", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"})
+    assert rc == 0
+    lines = out.splitlines()
+    anyg = lines.index("Known issues of this release (any GPU)")
+    gpu = next(
+        n for n, line in enumerate(lines) if line.startswith("Known issues of this release on")
+    )
+    assert anyg < gpu and "no GPU here" in lines[gpu]
+    rows = lambda a, b: [line.split()[2] for line in lines[a + 1 : b]]  # noqa: E731
+    assert rows(anyg, gpu) and set(rows(anyg, gpu)) == {"any"}
+    assert rows(gpu, len(lines)) and "any" not in rows(gpu, len(lines))
+
+
+def test_doctor_judges_any_gpu_issues_first() -> None:
+    from fi_compat.device import TABLE
+
+    arch = {f"issue:{i.id}": i.arch for i in TABLE}
+    _, out, _ = cli(
+        "doctor", "--json", "--capability", "10.3", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"}
+    )
+    order = [arch[f["code"]] for f in json.loads(out)["findings"] if f["code"] in arch]
+    assert "any" in order and order[-1] != "any"
+    assert order == sorted(order, key=lambda a: a != "any")

@@ -334,7 +334,7 @@ def check_known_issues(
         known_issues(release=fi.version, capability=cc) if cc else known_issues(release=fi.version)
     )
     skipped = 0
-    for i in rows:
+    for i in sorted(rows, key=lambda i: i.arch != "any"):  # any GPU's first, then this GPU's
         if not _issue_applies_here(i, det):
             continue
         if cc is None and not (i.kind == "import" and i.id == "cpu-torch-dsl-import-crash"):

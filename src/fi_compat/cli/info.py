@@ -551,9 +551,23 @@ def render(data: dict[str, Any], color: bool = False, full: bool = False) -> str
             f"  {name:18s} {c('yes', '32') if s['ok'] else c('no', '33')}  "
             + "; ".join(s["reasons"])
         )
-    if data["known_issues"]:
-        out.append("Known issues of this release" + ("" if cc else " (any GPU)"))
-        for i in data["known_issues"]:
+    issues = data["known_issues"]
+    anywhere = [i for i in issues if i["arch"] == "any"]
+    particular = [i for i in issues if i["arch"] != "any"]
+    groups = [
+        ("Known issues of this release (any GPU)", anywhere),
+        (
+            f"Known issues of this release on SM{cc[0]}{cc[1]}"
+            if cc
+            else "Known issues of this release on particular GPUs (no GPU here; "
+            "doctor --capability <major.minor> judges them for one)",
+            particular,
+        ),
+    ]
+    for title, rows in groups:  # those that concern every user first
+        if rows:
+            out.append(title)
+        for i in rows:
             flag = "" if i["confirmed"] else " [unconfirmed]"
             out.append(f"  {i['id']:34s} {i['kind']:14s} {i['arch']:9s} {i['summary']}{flag}")
     return "\n".join(out)
