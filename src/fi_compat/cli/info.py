@@ -6,7 +6,7 @@ runs on any host, GPU or not, in well under a second.  ``--probe`` imports each 
 FlashInfer module in a subprocess with a timeout, so a release whose import crashes or
 hangs is reported rather than fatal.
 
-JSON schema (``--json``), version 1::
+JSON schema (``--json``), version 1 (every key and status: ``docs/cli-json.md``)::
 
     {"schema": 1, "fi_compat": str,
      "flashinfer": {"detected": {dist-name: {name, version, location, public, local,
@@ -69,6 +69,20 @@ if TYPE_CHECKING:
     EntryPoint = Any
 
 SCHEMA = 1
+# the fixed values of ``entry_points.<name>.status`` (docs/cli-json.md); "needs <package>"
+# for each optional package a registry row names (tests/static/test_cli_json.py)
+STATUSES = (
+    "available",
+    "emulated",
+    "removed",
+    "needs cuda-python",
+    "needs cuda-tile",
+    "needs nvidia-cutlass-dsl",
+    "import fails here",
+    "flashinfer not installed",
+    "unsupported release",
+    "error",
+)
 
 
 def _module_available(name: str) -> bool:
