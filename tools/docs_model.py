@@ -216,6 +216,28 @@ def gpus(arch: str) -> str:
     return f"SM{major}{minor}"
 
 
+# upstream references in the known-issues rows: FI# FlashInfer, V# vLLM, S# SGLang
+# (an issue or a pull request number: GitHub's /issues/N redirects to /pull/N)
+REF_REPOS = {"FI": "flashinfer-ai/flashinfer", "V": "vllm-project/vllm", "S": "sgl-project/sglang"}
+_REF = re.compile(r"(?<![\w\[#])(?:(FI|V|S)#|(FI) PR #|#)(\d+)\b")
+
+
+def ref_links(text: str) -> str:
+    """``FI#2939``, ``V#38730``, ``S#21906``, ``FI PR #4401`` as Markdown links; a bare
+    ``#3293`` belongs to the project of the reference before it in ``text``."""
+    last = [""]
+
+    def link(m: re.Match[str]) -> str:
+        proj = m.group(1) or m.group(2) or last[0]
+        if not proj:
+            return m.group(0)
+        last[0] = proj
+        kind = "pull" if m.group(2) else "issues"
+        return f"[{m.group(0)}](https://github.com/{REF_REPOS[proj]}/{kind}/{m.group(3)})"
+
+    return _REF.sub(link, text)
+
+
 def issue_link(issue: KnownIssue, page: str = "") -> str:
     return f"[`{issue.id}`]({page}#{anchor(issue.id)})"
 
@@ -283,7 +305,7 @@ def _issue_section(issues: list[KnownIssue], level: str = "###") -> list[str]:
             f"- releases: {i.range}; GPUs: {gpus(i.arch)}; feature: `{i.feature}`; "
             f"kind: {i.kind}" + ("" if i.confirmed else " (unconfirmed)"),
             f"- {i.summary}",
-            f"- reference: {i.ref}",
+            f"- reference: {ref_links(i.ref)}",
             f"- workaround: {i.workaround}\n",
         ]
     return parts
@@ -333,7 +355,7 @@ def _reexport_section(facade: str) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for r in rows:
-        served = _span(r) + (f" ({r.ref})" if r.ref else "")
+        served = _span(r) + (f" ({ref_links(r.ref)})" if r.ref else "")
         parts.append(
             f"| `{r.name}` | `{r.module}.{r.attr}` | {served} | {r.note} | "
             f"{constructor_changes(r)} |"
@@ -635,25 +657,66 @@ def attention_backends_page() -> str:
     return "\n".join(parts) + "\n"
 
 
-def readme_facades() -> str:
-    """README.md's facade list: one line per facade module, its functions and the
-    releases they serve (the per-function ranges are on the module's docs page)."""
+def _facade_lines() -> list[tuple[str, str, str]]:
+    """(module, page, line) per facade module: its FlashInfer module, releases, names."""
     from fi_compat._facades import FACADES
     from fi_compat._facades import entry_points as of_module
 
-    lines = []
+    out = []
     for module, (fi_module, _) in FACADES.items():
         entries = of_module(module)
         first = min((e.since for e in entries), key=KNOWN_RELEASES.index)
         names = ", ".join(
             [f"`{e.name}`" for e in entries] + [f"`{r.name}`" for r in reexports(entries[0].facade)]
         )
-        page = f"docs/{page_name(entries[0].facade)}"
-        lines.append(
-            f"- `fi_compat.{module}` \u2192 `{fi_module}`, from {first} to "
-            f"{KNOWN_RELEASES[-1]}+ ([details]({page})): {names}"
+        page = page_name(entries[0].facade)
+        out.append(
+            (
+                module,
+                page,
+                f"- `fi_compat.{module}` \u2192 `{fi_module}`, from {first} to "
+                f"{KNOWN_RELEASES[-1]}+ ([details]({page})): {names}",
+            )
         )
-    return "\n".join(lines)
+    return out
+
+
+def facades_page() -> str:
+    """``docs/facades.md``: one line per facade module, its functions, methods and
+    re-exported objects and the releases they serve."""
+    rows = _facade_lines()
+    parts = [
+        "# Facade modules\n",
+        GENERATED + "\n",
+        "Each facade module mirrors a FlashInfer module; each details page has a row per "
+        "release range: its known issues and what is dropped, renamed, emulated or refused "
+        "there. FlashInfer's other spellings of a name (top-level `flashinfer.X`, "
+        "submodules) resolve to the same object in the matching `fi_compat` module.\n",
+        *(line for _, _, line in rows),
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def readme_facades() -> str:
+    """README.md's facade summary: the modules as links to their pages, wrapped (the
+    full list is ``docs/facades.md``, so the README does not grow a line per module)."""
+    rows = _facade_lines()
+    n = len(entry_points()) + sum(len(reexports(f"fi_compat.{m}")) for m, _, _ in rows)
+    words = [
+        f"{len(rows)} modules, {n} functions, methods and FlashInfer objects "
+        f"([all, with their releases](docs/facades.md)):"
+    ]
+    words += [f"[`{m}`](docs/{page})," for m, page, _ in rows]
+    words[-1] = words[-1].rstrip(",") + "."
+    lines, cur = [], ""
+    for w in " ".join(words).split(" "):
+        if cur and len(cur) + 1 + len(w) > 88:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    return "\n".join([*lines, cur])
 
 
 def error_tree() -> str:

@@ -6,9 +6,10 @@ python tools/render_docs.py --check  # exit 1 if any is stale (a unit test does 
 
 Outputs: README.md's generated sections (between ``<!-- NAME:start -->`` and
 ``<!-- NAME:end -->`` markers), ``docs/<facade>.md`` per facade module,
-``docs/known-issues.md``, ``docs/attention-backends.md``, ``docs/neutral-values.md`` and
-``docs/coverage.svg``.  A generated page under docs/ that no
-facade produces any more is stale too (and removed on a rewrite).
+``docs/facades.md`` (every module's names), ``docs/known-issues.md``,
+``docs/attention-backends.md``, ``docs/neutral-values.md`` and ``docs/coverage.svg``.
+A generated page under docs/ that no facade produces any more is stale too (and removed
+on a rewrite).
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ def targets() -> dict[Path, str]:
     out = {readme: render_readme(readme.read_text())}
     for facade in support.facades():
         out[DOCS / support.page_name(facade)] = support.page(facade)
+    out[DOCS / "facades.md"] = support.facades_page()
     out[DOCS / "known-issues.md"] = support.known_issues_page()
     out[DOCS / "attention-backends.md"] = support.attention_backends_page()
     out[DOCS / "neutral-values.md"] = support.neutral_values_page()

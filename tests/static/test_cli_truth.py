@@ -369,3 +369,69 @@ def test_module_entry_point_reports_an_invalid_override_cleanly() -> None:
     )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "FI_COMPAT_FLASHINFER_VERSION='x'" in r.stderr
+
+
+# -- probe progress on a terminal ------------------------------------------------------------
+
+_TTY = """
+import io, sys
+class Tty(io.StringIO):
+    def isatty(self): return {tty}
+err = sys.stderr
+sys.stderr = Tty()
+from fi_compat.cli import main
+rc = main({args!r})
+err.write(repr(sys.stderr.getvalue()))
+sys.exit(rc)
+"""
+
+
+def cli_stderr(*args: str, tty: bool, path: list[str]) -> tuple[str, str]:
+    r = run_python(_TTY.format(tty=tty, args=list(args)), env=CPU_ONLY, path=path)
+    assert "Traceback" not in r.stderr, r.stderr
+    return r.stdout, eval(r.stderr)  # the captured stderr, as written
+
+
+@pytest.mark.parametrize("cmd", ["info", "doctor"])
+def test_probe_shows_progress_on_a_terminal_only(tmp_path: Path, cmd: str) -> None:
+    root = installed(tmp_path, "0.6.7", "0.6.7")
+    out, err = cli_stderr(cmd, "--probe", tty=True, path=[str(root)])
+    steps = re.findall(r"\rprobing (\d+)/(\d+) (flashinfer[\w.]*) \.\.\.\x1b\[K", err)
+    total = int(steps[0][1])
+    assert total >= 2 and [int(d) for d, _, _ in steps] == list(range(1, total + 1))
+    assert {m for _, _, m in steps} >= {"flashinfer.fused_moe", "flashinfer.gdn_prefill"}
+    assert err.endswith("\r\x1b[K")  # the line is cleared before the report
+    assert "probing" not in out
+    # piped, or --json: not a byte of progress
+    assert cli_stderr(cmd, "--probe", tty=False, path=[str(root)])[1] == ""
+    out, err = cli_stderr(cmd, "--probe", "--json", tty=True, path=[str(root)])
+    assert err == "" and json.loads(out)
+
+
+# -- known issues: those of every GPU first --------------------------------------------------
+
+
+def test_info_lists_any_gpu_issues_above_the_gpu_specific_ones() -> None:
+    rc, out, _ = cli("info", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"})
+    assert rc == 0
+    lines = out.splitlines()
+    anyg = lines.index("Known issues of this release (any GPU)")
+    gpu = next(
+        n for n, line in enumerate(lines) if line.startswith("Known issues of this release on")
+    )
+    assert anyg < gpu and "no GPU here" in lines[gpu]
+    rows = lambda a, b: [line.split()[2] for line in lines[a + 1 : b]]  # noqa: E731
+    assert rows(anyg, gpu) and set(rows(anyg, gpu)) == {"any"}
+    assert rows(gpu, len(lines)) and "any" not in rows(gpu, len(lines))
+
+
+def test_doctor_judges_any_gpu_issues_first() -> None:
+    from fi_compat.device import TABLE
+
+    arch = {f"issue:{i.id}": i.arch for i in TABLE}
+    _, out, _ = cli(
+        "doctor", "--json", "--capability", "10.3", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"}
+    )
+    order = [arch[f["code"]] for f in json.loads(out)["findings"] if f["code"] in arch]
+    assert "any" in order and order[-1] != "any"
+    assert order == sorted(order, key=lambda a: a != "any")

@@ -168,6 +168,32 @@ def test_explain_prints_the_choice_and_the_code() -> None:
         fi_compat.explain(print)
 
 
+def test_explain_a_wrapper_class_prints_each_method() -> None:
+    from fi_compat import decode
+
+    cls = decode.BatchDecodeWithPagedKVCacheWrapper  # a stand-in here (no FlashInfer)
+
+    class Mine(cls):  # type: ignore[valid-type,misc]
+        pass
+
+    for c in (cls, Mine):
+        text = fi_compat.explain(c)
+        assert text.startswith("# class fi_compat.decode.BatchDecodeWithPagedKVCacheWrapper")
+        assert "# begin_forward = plan (its older name)" in text
+        for method in ("__init__", "plan", "run"):
+            head = f"## BatchDecodeWithPagedKVCacheWrapper.{method}("
+            assert head in text
+            part = text.split(head, 1)[1]
+            assert (
+                f"# entry_point: fi_compat.decode.BatchDecodeWithPagedKVCacheWrapper.{method}\n"
+                in part
+            )
+            assert f"def {method}(self, " in part  # the generated code, as for a function
+        assert "plan(indptr: Tensor, indices: Tensor," in text  # the frozen signature, no self
+    with pytest.raises(TypeError, match="not a fi_compat wrapper class"):
+        fi_compat.explain(int)
+
+
 def test_plan_shows_what_reaches_flashinfer() -> None:
     _, adapter = facade_for("0.6.7", Spy(snapshot_signature("0.6.7")))
     kw = {k: v for k, v in inputs().items() if k != "initial_state"}

@@ -129,3 +129,31 @@ def test_block_scale_interleave_host_tensors_by_release(cuda_only: None, release
         ):
             f(sf)
         assert spy.calls == [], facade
+
+
+def _rmsnorm(release: str) -> tuple[Any, Any, Any]:
+    from fi_compat.detection import Distribution
+    from support.elementwise_cases import ENTRIES, STUBS, KernelSpy
+
+    a = ENTRIES["rmsnorm"].select(Distribution("flashinfer-python", release, "<test>", ""))
+    f = a.build(STUBS["rmsnorm"])
+    spy = KernelSpy("rmsnorm", release, None)
+    a._set_target(spy)
+    return f, spy, a
+
+
+@pytest.mark.parametrize("release", ["0.2.0.post1", "0.2.14.post1", "0.4.1", "0.6.7", "0.7.4"])
+def test_argument_errors_come_before_the_device(cuda_only: None, release: str) -> None:
+    """On a host without a usable GPU (CPU tensors), a misspelt keyword or a bad value is
+    told as it is, by the call and by ``plan()``; the device refusal comes last."""
+    f, spy, adapter = _rmsnorm(release)
+    x = torch.randn(5, 16).bfloat16()
+    w = torch.rand(16).bfloat16()
+    for call in (f, adapter.plan):
+        with pytest.raises(errors.UnknownArgumentError, match="'epps' \\(did you mean 'eps'"):
+            call(x, w, epps=1e-6)
+        with pytest.raises(errors.InvalidArgumentError, match="weight must have input's dtype"):
+            call(x, w.float())
+        with pytest.raises(errors.UnsupportedDeviceError, match="input is on cpu"):
+            call(x, w)
+    assert spy.calls == []

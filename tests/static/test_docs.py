@@ -33,6 +33,26 @@ def test_fragment_links_resolve() -> None:
             assert fragment in _anchors(dest), f"{page.name}: {target} (no such heading)"
 
 
+def test_upstream_references_are_links() -> None:
+    """``FI#2939``, ``V#38730``, ``S#21906``, ``FI PR #4401`` in the docs a user reads
+    link to the issue or pull request (in the project the prefix names)."""
+    ref = re.compile(r"(?<![\w#])(?:FI|V|S)#\d+|FI PR #\d+")
+    linked = re.compile(
+        r"\[((?:FI|V|S)#(\d+)|FI PR #(\d+))\]\(https://github\.com/([\w-]+/[\w-]+)/"
+    )
+    repos = {"FI": "flashinfer-ai/flashinfer", "V": "vllm-project/vllm", "S": "sgl-project/sglang"}
+    seen = 0
+    for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        text = page.read_text()
+        links = linked.findall(text)
+        for text_ref, _n, _p, repo in links:
+            assert repos[text_ref.split("#")[0].split()[0]] == repo, (page.name, text_ref)
+        bare = ref.findall(linked.sub("", text))
+        assert not bare, f"{page.name}: not links: {bare[:5]}"
+        seen += len(links)
+    assert seen > 50  # the known-issues rows are rendered with their references
+
+
 def test_each_known_issue_is_described_once_per_page() -> None:
     for facade, entries in support.facades().items():
         text = (DOCS / support.page_name(facade)).read_text()
@@ -43,16 +63,20 @@ def test_each_known_issue_is_described_once_per_page() -> None:
             assert f"[`{issue.id}`](#{support.anchor(issue.id)})" in text, (facade, issue.id)
 
 
-def test_every_facade_module_has_one_readme_line_naming_its_functions() -> None:
+def test_every_facade_module_has_one_line_naming_its_functions() -> None:
+    """docs/facades.md: one line per facade module naming every function; the README
+    links each module's page (a summary that does not grow a line per module)."""
     from fi_compat._facades import FACADES, entry_points
 
-    readme = (ROOT / "README.md").read_text()
-    lines = readme.splitlines()
+    lines = (DOCS / "facades.md").read_text().splitlines()
+    readme = " ".join((ROOT / "README.md").read_text().split())
     for module in FACADES:
         mine = [ln for ln in lines if ln.startswith(f"- `fi_compat.{module}` \u2192")]
         assert len(mine) == 1, module
         for e in entry_points(module):
             assert f"`{e.name}`" in mine[0], (module, e.name)
+        assert f"[`{module}`](docs/{module}.md)" in readme, module
+    assert "(docs/facades.md)" in readme
 
 
 def test_coverage_covers_every_release_and_entry_point() -> None:

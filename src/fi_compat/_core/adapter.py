@@ -533,7 +533,9 @@ class Adapter:
             self.prepare()
         e = self.entry
         # the metadata checks first (their messages say the most), then every argument's
-        # stable kind, then the device: argument errors come before a device refusal
+        # stable kind, the normalisers' and emulations' checks, the release's support of
+        # each value and keyword, and the device last: on a host without a usable GPU
+        # every argument error is still told as it is (nothing runs on the device before)
         dev: Any = None
         if e.validate is not None:
             try:
@@ -544,8 +546,6 @@ class Adapter:
                 self.check_kinds(kw)  # it tripped on a value of the wrong kind: say which
                 raise
         self.check_kinds(kw)
-        if e.validate is not None and e.devices is not None and dev not in self.ns["_DEV"]:
-            self.check_device(dev, kw[e.validate_args[0]])
         if e.debug is not None:
             from .facade import debug_enabled
 
@@ -583,14 +583,18 @@ class Adapter:
                 need = p.value_since.get(kw[name])
                 if need is not None and not at_least(pl, need):
                     raise self.unsupported(p, kw[name], need, value=True)
+        if extra:
+            self.check_extra(extra)  # a known release's names: from its snapshot
+            self.check_respelled(kw, extra)
+        if e.validate is not None and e.devices is not None and dev not in self.ns["_DEV"]:
+            self.check_device(dev, kw[e.validate_args[0]])
         if import_target and self._target is None:
             self.resolve()  # the enum tables and the imported-release check come with it
+            if extra and pl.kind != "known":
+                self.check_extra(extra)  # other placements: the resolved function's names
         states = [(em, em.before(self, kw)) for em in active]
         call = self.forward(kw)
-        if extra:
-            self.check_extra(extra)
-            self.check_respelled(kw, extra)
-            call.update(extra)
+        call.update(extra)
         return call, states
 
     def forward(self, kw: dict[str, Any]) -> dict[str, Any]:

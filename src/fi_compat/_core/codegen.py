@@ -304,9 +304,10 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         # what runs before the tiers (metadata checks, device check, normalisers, casts)
         # raises nothing of its own: any failure there goes to the general path, which
         # runs the reference's checks in the reference's order (the same error)
-        # in translate's order: metadata checks, the kinds they and the normalisers take
-        # on trust, the device, the normalisers (the blocks in ``try`` call neither
-        # FlashInfer nor the general path)
+        # metadata checks, the kinds they and the normalisers take on trust, the device,
+        # the normalisers (the blocks in ``try`` call neither FlashInfer nor the general
+        # path); which error a bad call gets is decided by translate alone, which checks
+        # the device last, after every argument check
         if validated and e.validate is not None:
             call = f"_validate({', '.join(e.validate_args)})"
             checks = [f"_dev = {call}"] if e.devices is not None else [call]

@@ -208,10 +208,47 @@ def adapters(build: bool = True) -> dict[str, Adapter]:
 
 def explain(facade: Any) -> str:
     """What ``facade`` runs on the installed release: the adapter's choice and the
-    generated code (the same text a traceback through it shows)."""
+    generated code (the same text a traceback through it shows).  A wrapper class (or a
+    subclass of one): each of its fi_compat methods so, under its frozen signature."""
+    if isinstance(facade, type):
+        return _explain_class(facade)
     adapter = getattr(facade, "adapter", None)
     if adapter is None:
         raise TypeError(f"{facade!r} is not a fi_compat facade")
     d = adapter.describe()
     head = [f"# {k}: {v}" for k, v in d.items() if v not in (None, [], {})]
     return "\n".join(head) + "\n" + str(adapter.source)
+
+
+def _explain_class(cls: type) -> str:
+    import inspect
+
+    for k in cls.__mro__:  # a user's subclass: its fi_compat base
+        spec = _DECLARED.get(k.__module__, {}).get("classes", {}).get(k.__qualname__)
+        if spec is not None:
+            break
+    else:
+        raise TypeError(f"{cls!r} is not a fi_compat wrapper class")
+    out = [f"# class {spec.facade}.{spec.name}: fi_compat's methods over {spec.module}.{spec.name}"]
+    out += [f"# {old} = {new} (its older name)" for old, new in spec.aliases.items()]
+    stubs = spec.stubs()
+    for method, fn in spec.functions().items():
+        sig = inspect.signature(stubs[method][0])
+        params = [  # the annotations as written, not quoted; no ``self``
+            p.replace(annotation=_Text(p.annotation)) if isinstance(p.annotation, str) else p
+            for p in sig.parameters.values()
+            if p.name != "self"
+        ]
+        ret = sig.return_annotation
+        sig = sig.replace(
+            parameters=params, return_annotation=_Text(ret) if isinstance(ret, str) else ret
+        )
+        out += ["", f"## {spec.name}.{method}{sig}", explain(fn)]
+    return "\n".join(out)
+
+
+class _Text(str):
+    """An annotation string shown as written (``inspect`` shows other objects' repr)."""
+
+    def __repr__(self) -> str:
+        return str(self)

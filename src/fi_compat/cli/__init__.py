@@ -123,9 +123,10 @@ def main(argv: list[str] | None = None) -> int:
             from .doctor import main_download
 
             return main_download(args)
-        from .info import collect, render
+        from .info import collect, render, tty_progress
 
-        data = collect(do_probe=args.probe, timeout=args.timeout)
+        progress = None if args.json else tty_progress()  # stderr, on a terminal only
+        data = collect(do_probe=args.probe, timeout=args.timeout, progress=progress)
     except FiCompatError as exc:  # e.g. an invalid FI_COMPAT_FLASHINFER_VERSION
         print(f"{ap.prog}: error: {exc}", file=sys.stderr)
         return 2

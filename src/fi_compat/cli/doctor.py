@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from .info import Progress
+
 DEFAULT_CUBIN_REPO = (
     "https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/"
 )
@@ -332,7 +334,7 @@ def check_known_issues(
         known_issues(release=fi.version, capability=cc) if cc else known_issues(release=fi.version)
     )
     skipped = 0
-    for i in rows:
+    for i in sorted(rows, key=lambda i: i.arch != "any"):  # any GPU's first, then this GPU's
         if not _issue_applies_here(i, det):
             continue
         if cc is None and not (i.kind == "import" and i.id == "cpu-torch-dsl-import-crash"):
@@ -392,6 +394,7 @@ def run(
     capability: object = None,
     timeout: float = 120.0,
     env: dict[str, str] | None = None,
+    progress: Progress | None = None,
 ) -> list[Finding]:
     from ..device import current_capability, parse_capability
 
@@ -411,7 +414,7 @@ def run(
     if do_probe and det.flashinfer is not None:
         from .info import chosen_adapters, probe_installation
 
-        _, probed = probe_installation(det, chosen_adapters(), timeout)
+        _, probed = probe_installation(det, chosen_adapters(), timeout, progress)
         findings += probed
     return findings
 
@@ -529,7 +532,14 @@ def download_cubin(
 
 
 def main_doctor(args: Any) -> int:
-    findings = run(do_probe=args.probe, capability=args.capability, timeout=args.timeout)
+    from .info import tty_progress
+
+    findings = run(
+        do_probe=args.probe,
+        capability=args.capability,
+        timeout=args.timeout,
+        progress=None if args.json else tty_progress(),
+    )
     if args.json:
         import json
 

@@ -6,7 +6,7 @@ runs on any host, GPU or not, in well under a second.  ``--probe`` imports each 
 FlashInfer module in a subprocess with a timeout, so a release whose import crashes or
 hangs is reported rather than fatal.
 
-JSON schema (``--json``), version 1::
+JSON schema (``--json``), version 1 (every key and status: ``docs/cli-json.md``)::
 
     {"schema": 1, "fi_compat": str,
      "flashinfer": {"detected": {dist-name: {name, version, location, public, local,
@@ -55,7 +55,10 @@ from .._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    Progress = Callable[[int, int, str], None]
 
     from .._installation import Finding
     from ..detection import Detection
@@ -66,6 +69,20 @@ if TYPE_CHECKING:
     EntryPoint = Any
 
 SCHEMA = 1
+# the fixed values of ``entry_points.<name>.status`` (docs/cli-json.md); "needs <package>"
+# for each optional package a registry row names (tests/static/test_cli_json.py)
+STATUSES = (
+    "available",
+    "emulated",
+    "removed",
+    "needs cuda-python",
+    "needs cuda-tile",
+    "needs nvidia-cutlass-dsl",
+    "import fails here",
+    "flashinfer not installed",
+    "unsupported release",
+    "error",
+)
 
 
 def _module_available(name: str) -> bool:
@@ -242,7 +259,9 @@ def probe(module: str, timeout: float = 120.0) -> dict[str, Any]:
     return probe_modules([module], timeout)[module]
 
 
-def probe_modules(modules: list[str], timeout: float = 120.0) -> dict[str, dict[str, Any]]:
+def probe_modules(
+    modules: list[str], timeout: float = 120.0, progress: Progress | None = None
+) -> dict[str, dict[str, Any]]:
     """Import the modules, deepest first, in a fresh interpreter (same sys.path): one
     result per module, never a crash.  The modules share the interpreter while their
     imports succeed (one interpreter start and FlashInfer import for all); after a
@@ -250,41 +269,115 @@ def probe_modules(modules: list[str], timeout: float = 120.0) -> dict[str, dict[
     ``sys.modules`` can let a later import of the same package pass where a fresh one
     fails.  When ``import flashinfer`` itself fails, every ``flashinfer.*`` module gets
     that error from the one interpreter (each would run the failing ``__init__`` first).
-    ``timeout`` bounds each interpreter."""
+    ``timeout`` bounds each interpreter.  ``progress(done, total, module)`` is called
+    as each import starts (``module`` empty once all are done)."""
     order = sorted(set(modules), key=lambda m: -m.count("."))
     out: dict[str, dict[str, Any]] = {}
+    shown: list[tuple[int, str]] = []
     while len(out) < len(order):  # each run settles at least one more module
-        out.update(_probe_run([m for m in order if m not in out], timeout))
+        rest = [m for m in order if m not in out]
+        base = len(out)
+
+        def step(done: int, name: str, base: int = base) -> None:
+            if progress is not None and (base + done, name) not in shown[-1:]:
+                shown.append((base + done, name))  # a new interpreter resumes the count
+                progress(base + done, len(order), name)
+
+        out.update(_probe_run(rest, timeout, step))
+    if progress is not None:
+        progress(len(order), len(order), "")
     return out
 
 
-def _probe_run(modules: list[str], timeout: float) -> dict[str, dict[str, Any]]:
-    """One interpreter importing ``modules`` in order until the first failure."""
+def tty_progress(stream: Any = None) -> Progress | None:
+    """``probing 3/17 flashinfer.norm ...`` overwritten in place on ``stream`` (stderr),
+    cleared at the end; None (no output at all) unless ``stream`` is a terminal."""
+    out = sys.stderr if stream is None else stream
+    try:
+        if not out.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+
+    def show(done: int, total: int, module: str) -> None:
+        line = f"probing {done + 1}/{total} {module} ..." if module else ""
+        out.write(f"\r{line}\033[K")  # back to column 0, the line erased after the text
+        out.flush()
+
+    return show
+
+
+def _probe_run(
+    modules: list[str], timeout: float, step: Callable[[int, str], None] | None = None
+) -> dict[str, dict[str, Any]]:
+    """One interpreter importing ``modules`` in order until the first failure; its
+    result lines are read as they come, so ``step(settled, next module)`` can follow."""
+    import queue
     import subprocess
+    import threading
+    import time
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    try:
-        r = subprocess.run(
-            [sys.executable, "-c", _PROBE, *modules],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-        )
-        stdout = r.stdout
-        err = f"interpreter exited with {r.returncode}: {r.stderr[-300:]}"
-    except subprocess.TimeoutExpired as exc:
-        raw = exc.stdout or b""
-        stdout = raw.decode() if isinstance(raw, bytes) else raw
-        err = f"import did not finish within {timeout:.0f} s (hang?)"
     got: dict[str, dict[str, Any]] = {}
-    for line in stdout.splitlines():
+
+    def settle(line: str) -> None:
         try:
             rec = json.loads(line)
         except ValueError:
-            continue
+            return
         if isinstance(rec, dict) and rec.get("module") in modules:
             got[rec.pop("module")] = rec
+
+    def tell() -> None:
+        nxt = next((m for m in modules if m not in got), None)
+        if step is not None and nxt is not None:
+            step(len(got), nxt)
+
+    tell()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PROBE, *modules],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+    errs: list[str] = []
+
+    def pump_out() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def pump_err() -> None:
+        assert proc.stderr is not None
+        errs.append(proc.stderr.read())
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (pump_out, pump_err)]
+    for t in readers:
+        t.start()
+    deadline = time.monotonic() + timeout
+    finished = False
+    while not finished:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            finished = True
+        else:
+            settle(line)
+            tell()
+    if finished:
+        proc.wait()
+        for t in readers:
+            t.join()
+        err = f"interpreter exited with {proc.returncode}: {''.join(errs)[-300:]}"
+    else:
+        proc.kill()
+        proc.wait()
+        err = f"import did not finish within {timeout:.0f} s (hang?)"
     nxt = next((m for m in modules if m not in got), None)
     if nxt is not None and all(r["ok"] for r in got.values()):
         got[nxt] = {"ok": False, "error": err}  # it died or hung while importing this one
@@ -292,7 +385,10 @@ def _probe_run(modules: list[str], timeout: float) -> dict[str, dict[str, Any]]:
 
 
 def probe_installation(
-    det: Detection, chosen: dict[str, Adapter], timeout: float = 120.0
+    det: Detection,
+    chosen: dict[str, Adapter],
+    timeout: float = 120.0,
+    progress: Progress | None = None,
 ) -> tuple[dict[str, dict[str, Any]], list[Finding]]:
     """Probe the FlashInfer module of every facade whose release is supported and judge
     the outcome: ``({module: probe result + "finding"}, findings)``.  ``info --probe``
@@ -303,7 +399,7 @@ def probe_installation(
     for name, adapter in chosen.items():
         if adapter.problem is None:  # not the facades this release predates
             modules.setdefault(adapter.entry.module, name)
-    results = probe_modules(list(modules), timeout)
+    results = probe_modules(list(modules), timeout, progress)
     findings: list[Finding] = []
     for module, r in results.items():
         if r["ok"]:
@@ -343,7 +439,9 @@ def chosen_adapters() -> dict[str, Adapter]:
     return fi_compat.adapters(load=True)
 
 
-def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
+def collect(
+    do_probe: bool = False, timeout: float = 120.0, progress: Progress | None = None
+) -> dict[str, Any]:
     import fi_compat
 
     from .._policy import version_verdict
@@ -354,7 +452,7 @@ def collect(do_probe: bool = False, timeout: float = 120.0) -> dict[str, Any]:
     probes: dict[str, dict[str, Any]] = {}
     probe_findings: list[Finding] = []
     if do_probe:
-        probes, probe_findings = probe_installation(det, chosen, timeout)
+        probes, probe_findings = probe_installation(det, chosen, timeout, progress)
     for name, adapter in chosen.items():
         st = entry_status(adapter.entry, adapter)
         if adapter.entry.module in probes and adapter.problem is None:
@@ -467,9 +565,23 @@ def render(data: dict[str, Any], color: bool = False, full: bool = False) -> str
             f"  {name:18s} {c('yes', '32') if s['ok'] else c('no', '33')}  "
             + "; ".join(s["reasons"])
         )
-    if data["known_issues"]:
-        out.append("Known issues of this release" + ("" if cc else " (any GPU)"))
-        for i in data["known_issues"]:
+    issues = data["known_issues"]
+    anywhere = [i for i in issues if i["arch"] == "any"]
+    particular = [i for i in issues if i["arch"] != "any"]
+    groups = [
+        ("Known issues of this release (any GPU)", anywhere),
+        (
+            f"Known issues of this release on SM{cc[0]}{cc[1]}"
+            if cc
+            else "Known issues of this release on particular GPUs (no GPU here; "
+            "doctor --capability <major.minor> judges them for one)",
+            particular,
+        ),
+    ]
+    for title, rows in groups:  # those that concern every user first
+        if rows:
+            out.append(title)
+        for i in rows:
             flag = "" if i["confirmed"] else " [unconfirmed]"
             out.append(f"  {i['id']:34s} {i['kind']:14s} {i['arch']:9s} {i['summary']}{flag}")
     return "\n".join(out)
