@@ -23,6 +23,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "rope": ("flashinfer.rope", "fi_compat._adapters.rope"),
     "sampling": ("flashinfer.sampling", "fi_compat._adapters.sampling"),
     "gdn_decode": ("flashinfer.gdn_decode", "fi_compat._adapters.gdn_decode"),
+    "mamba": ("flashinfer.mamba", "fi_compat._adapters.mamba"),
     "quantization": ("flashinfer", "fi_compat._adapters.quantization"),
     "gemm": ("flashinfer", "fi_compat._adapters.gemm"),
     "decode": ("flashinfer.decode", "fi_compat._adapters.decode"),

@@ -58,6 +58,7 @@ from support import (
     quant_gemm_cases,
     rope_cases,
     sampling_cases,
+    ssm_cases,
 )
 from support.spy import snapshot_signature
 
@@ -132,6 +133,7 @@ BUILDERS: list[tuple[dict[str, Any], Callable[[str], dict[str, Any]]]] = [
     (moe_helpers.ENTRIES, moe_helpers.args),
     (elementwise_cases.ENTRIES, elementwise_cases._args),
     (gdn_decode_cases.SPECS, gdn_decode_cases.args),
+    (ssm_cases.SPECS, ssm_cases.args),
     (page_cases.SPECS, page_cases.args),
     (quant_gemm_cases.SPECS, quant_gemm_cases.args),
     (rope_cases.SPECS, rope_cases.args),
