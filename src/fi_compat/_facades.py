@@ -24,6 +24,8 @@ FACADES: dict[str, tuple[str, str]] = {
     "sampling": ("flashinfer.sampling", "fi_compat._adapters.sampling"),
     "gdn_decode": ("flashinfer.gdn_decode", "fi_compat._adapters.gdn_decode"),
     "mamba": ("flashinfer.mamba", "fi_compat._adapters.mamba"),
+    "mhc": ("flashinfer.mhc", "fi_compat._adapters.mhc"),
+    "kda_decode": ("flashinfer.kda_decode", "fi_compat._adapters.kda_decode"),
     "quantization": ("flashinfer", "fi_compat._adapters.quantization"),
     "gemm": ("flashinfer", "fi_compat._adapters.gemm"),
     "decode": ("flashinfer.decode", "fi_compat._adapters.decode"),
