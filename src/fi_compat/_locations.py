@@ -534,6 +534,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.6.7", None),
         "flashinfer.norm": ("0.6.0", None),
     },
+    "fused_kda_decode": {
+        "flashinfer": ("0.6.18", None),
+        "flashinfer.kda_decode": ("0.6.18", None),
+    },
     "gated_delta_rule_decode": {
         "flashinfer.gdn_decode": ("0.6.2", None),
     },
@@ -603,6 +607,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     },
     "meta_size": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
+    },
+    "mhc_post": {
+        "flashinfer.mhc": ("0.6.13", None),
+    },
+    "mhc_pre_big_fuse": {
+        "flashinfer.mhc": ("0.6.13", None),
     },
     "min_p_sampling_from_probs": {
         "flashinfer": ("0.2.0.post1", None),
@@ -674,6 +684,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.norm.kernels": ("0.6.7", None),
         "flashinfer.norm.kernels.rmsnorm": ("0.6.7", None),
     },
+    "recurrent_kda": {
+        "flashinfer": ("0.6.13", "0.6.17"),
+        "flashinfer.kda_decode": ("0.6.13", None),
+    },
     "register_buffer": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
@@ -707,6 +721,11 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     },
     "sampling_softmax": {
         "flashinfer.logits_processor.operators": ("0.7.1", None),
+    },
+    "selective_state_update": {
+        "flashinfer.mamba": ("0.6.1", None),
+        "flashinfer.mamba.cake_selective_state_update": ("0.7.0", None),
+        "flashinfer.mamba.selective_state_update": ("0.6.1", None),
     },
     "set_autotune_process_group": {
         "flashinfer.autotuner": ("0.6.16", None),
@@ -947,6 +966,7 @@ PROVIDERS: dict[str, str] = {
     "fp8_blockscale_gemm_sm90": "gemm",
     "fused_add_rmsnorm": "norm",
     "fused_add_rmsnorm_quant": "norm",
+    "fused_kda_decode": "kda_decode",
     "gated_delta_rule_decode": "gdn_decode",
     "gated_delta_rule_decode_pretranspose": "gdn_decode",
     "gated_delta_rule_mtp": "gdn_decode",
@@ -965,6 +985,8 @@ PROVIDERS: dict[str, str] = {
     "merge_state_in_place": "cascade",
     "merge_states": "cascade",
     "meta_size": "comm.vllm_ar",
+    "mhc_post": "mhc",
+    "mhc_pre_big_fuse": "mhc",
     "min_p_sampling_from_probs": "sampling",
     "mm_bf16": "gemm",
     "mm_bf16_fp4": "gemm",
@@ -977,6 +999,7 @@ PROVIDERS: dict[str, str] = {
     "nvfp4_quantize": "quantization",
     "prepare_bf16_fp4_weights": "gemm",
     "qk_rmsnorm_cute": "norm",
+    "recurrent_kda": "kda_decode",
     "register_buffer": "comm.vllm_ar",
     "register_graph_buffers": "comm.vllm_ar",
     "reorder_rows_for_gated_act_gemm": "fused_moe",
@@ -985,6 +1008,7 @@ PROVIDERS: dict[str, str] = {
     "rmsnorm_quant": "norm",
     "sampling_from_logits": "sampling",
     "sampling_from_probs": "sampling",
+    "selective_state_update": "mamba",
     "set_autotune_process_group": "autotuner",
     "shuffle_matrix_a": "fused_moe",
     "shuffle_matrix_sf_a": "fused_moe",
