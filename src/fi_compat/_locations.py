@@ -552,6 +552,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.6.7", None),
         "flashinfer.norm": ("0.6.0", None),
     },
+    "fused_kda_decode": {
+        "flashinfer": ("0.6.18", None),
+        "flashinfer.kda_decode": ("0.6.18", None),
+    },
     "gated_delta_rule_decode": {
         "flashinfer.gdn_decode": ("0.6.2", None),
     },
@@ -629,6 +633,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     "meta_size": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
+    "mhc_post": {
+        "flashinfer.mhc": ("0.6.13", None),
+    },
+    "mhc_pre_big_fuse": {
+        "flashinfer.mhc": ("0.6.13", None),
+    },
     "min_p_sampling_from_probs": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.sampling": ("0.2.0.post1", None),
@@ -705,6 +715,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.norm.kernels": ("0.6.7", None),
         "flashinfer.norm.kernels.rmsnorm": ("0.6.7", None),
     },
+    "recurrent_kda": {
+        "flashinfer": ("0.6.13", "0.6.17"),
+        "flashinfer.kda_decode": ("0.6.13", None),
+    },
     "register_buffer": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
@@ -744,6 +758,11 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.fp4_quantization": ("0.5.0", None),
         "flashinfer.quantization": ("0.6.7", None),
         "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+    },
+    "selective_state_update": {
+        "flashinfer.mamba": ("0.6.1", None),
+        "flashinfer.mamba.cake_selective_state_update": ("0.7.0", None),
+        "flashinfer.mamba.selective_state_update": ("0.6.1", None),
     },
     "set_autotune_process_group": {
         "flashinfer.autotuner": ("0.6.16", None),
@@ -991,6 +1010,7 @@ PROVIDERS: dict[str, str] = {
     "fp8_blockscale_gemm_sm90": "gemm",
     "fused_add_rmsnorm": "norm",
     "fused_add_rmsnorm_quant": "norm",
+    "fused_kda_decode": "kda_decode",
     "gated_delta_rule_decode": "gdn_decode",
     "gated_delta_rule_decode_pretranspose": "gdn_decode",
     "gated_delta_rule_mtp": "gdn_decode",
@@ -1010,6 +1030,8 @@ PROVIDERS: dict[str, str] = {
     "merge_state_in_place": "cascade",
     "merge_states": "cascade",
     "meta_size": "comm.vllm_ar",
+    "mhc_post": "mhc",
+    "mhc_pre_big_fuse": "mhc",
     "min_p_sampling_from_probs": "sampling",
     "mm_bf16": "gemm",
     "mm_bf16_fp4": "gemm",
@@ -1023,6 +1045,7 @@ PROVIDERS: dict[str, str] = {
     "nvfp4_quantize": "quantization",
     "prepare_bf16_fp4_weights": "gemm",
     "qk_rmsnorm_cute": "norm",
+    "recurrent_kda": "kda_decode",
     "register_buffer": "comm.vllm_ar",
     "register_graph_buffers": "comm.vllm_ar",
     "reorder_rows_for_gated_act_gemm": "fused_moe",
@@ -1032,6 +1055,7 @@ PROVIDERS: dict[str, str] = {
     "sampling_from_logits": "sampling",
     "sampling_from_probs": "sampling",
     "scaled_fp4_grouped_quantize": "cute_dsl",
+    "selective_state_update": "mamba",
     "set_autotune_process_group": "autotuner",
     "shuffle_matrix_a": "fused_moe",
     "shuffle_matrix_sf_a": "fused_moe",

@@ -15,6 +15,9 @@ from fi_compat import fused_moe as _fused_moe
 from fi_compat import gdn_decode as _gdn_decode
 from fi_compat import gdn_prefill as _gdn_prefill
 from fi_compat import gemm as _gemm
+from fi_compat import kda_decode as _kda_decode
+from fi_compat import mamba as _mamba
+from fi_compat import mhc as _mhc
 from fi_compat import mla as _mla
 from fi_compat import norm as _norm
 from fi_compat import page as _page
@@ -53,6 +56,12 @@ class WrittenFor:
     def gdn_prefill(self) -> _gdn_prefill._Written: ...
     @property
     def gemm(self) -> _gemm._Written: ...
+    @property
+    def kda_decode(self) -> _kda_decode._Written: ...
+    @property
+    def mamba(self) -> _mamba._Written: ...
+    @property
+    def mhc(self) -> _mhc._Written: ...
     @property
     def mla(self) -> _mla._Written: ...
     @property

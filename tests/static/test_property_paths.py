@@ -54,11 +54,13 @@ from support import (
     elementwise_cases,
     gdn_decode_cases,
     helpers,
+    kda_mhc_cases,
     moe_helpers,
     page_cases,
     quant_gemm_cases,
     rope_cases,
     sampling_cases,
+    ssm_cases,
 )
 from support.spy import snapshot_signature
 
@@ -133,6 +135,8 @@ BUILDERS: list[tuple[dict[str, Any], Callable[[str], dict[str, Any]]]] = [
     (moe_helpers.ENTRIES, moe_helpers.args),
     (elementwise_cases.ENTRIES, elementwise_cases._args),
     (gdn_decode_cases.SPECS, gdn_decode_cases.args),
+    (ssm_cases.SPECS, ssm_cases.args),
+    (kda_mhc_cases.SPECS, kda_mhc_cases.args),
     (page_cases.SPECS, page_cases.args),
     (quant_gemm_cases.SPECS, quant_gemm_cases.args),
     (cute_dsl_cases.SPECS, cute_dsl_cases.args),
