@@ -32,6 +32,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "page": ("flashinfer.page", "fi_compat._adapters.page"),
     "autotuner": ("flashinfer.autotuner", "fi_compat._adapters.autotuner"),
     "comm": ("flashinfer.comm", "fi_compat._adapters.comm"),
+    "topk": ("flashinfer.topk", "fi_compat._adapters.topk"),
 }
 
 

@@ -309,6 +309,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.tactics_blocklist_gen": ("0.7.0", None),
         "flashinfer.tllm_enums": ("0.6.7", None),
     },
+    "TopKTieBreak": {
+        "flashinfer": ("0.6.9", None),
+        "flashinfer.topk": ("0.6.9", None),
+    },
     "TorchDistBackend": {
         "flashinfer.comm.comm_backend": ("0.6.16", None),
         "flashinfer.comm.mixed_comm": ("0.6.17", None),
@@ -745,9 +749,21 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.gemm": ("0.6.5", None),
         "flashinfer.gemm.routergemm": ("0.6.5", None),
     },
+    "top_k": {
+        "flashinfer": ("0.6.0", None),
+        "flashinfer.topk": ("0.6.0", None),
+    },
     "top_k_mask_logits": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.sampling": ("0.2.0.post1", None),
+    },
+    "top_k_page_table_transform": {
+        "flashinfer": ("0.6.0", None),
+        "flashinfer.topk": ("0.6.0", None),
+    },
+    "top_k_ragged_transform": {
+        "flashinfer": ("0.6.0", None),
+        "flashinfer.topk": ("0.6.0", None),
     },
     "top_k_renorm_prob": {
         "flashinfer.sampling": ("0.2.0.post1", None),
@@ -778,6 +794,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     "top_p_sampling_from_probs": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.sampling": ("0.2.0.post1", None),
+    },
+    "topk": {
+        "flashinfer.topk": ("0.6.0", None),
     },
     "trtllm_allreduce_fusion": {
         "flashinfer.comm": ("0.2.7.post1", None),
@@ -882,6 +901,7 @@ ALIASES: dict[str, str] = {
     "sampling_softmax": "softmax",
     "top_k_renorm_prob": "top_k_renorm_probs",
     "top_p_renorm_prob": "top_p_renorm_probs",
+    "topk": "top_k",
     "vllm_all_reduce": "all_reduce",
     "vllm_dispose": "dispose",
     "vllm_get_graph_buffer_ipc_meta": "get_graph_buffer_ipc_meta",
@@ -915,6 +935,7 @@ PROVIDERS: dict[str, str] = {
     "QuantizationSFLayout": "enums",
     "RoutingMethodType": "enums",
     "SfLayout": "enums",
+    "TopKTieBreak": "topk",
     "TorchDistBackend": "comm.mnnvl",
     "TuningConfig": "autotuner",
     "WeightLayout": "enums",
@@ -993,7 +1014,10 @@ PROVIDERS: dict[str, str] = {
     "single_prefill_with_kv_cache": "prefill",
     "softmax": "sampling",
     "tinygemm_bf16": "gemm",
+    "top_k": "topk",
     "top_k_mask_logits": "sampling",
+    "top_k_page_table_transform": "topk",
+    "top_k_ragged_transform": "topk",
     "top_k_renorm_probs": "sampling",
     "top_k_sampling_from_probs": "sampling",
     "top_k_top_p_sampling_from_logits": "sampling",

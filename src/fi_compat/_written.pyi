@@ -21,6 +21,7 @@ from fi_compat import prefill as _prefill
 from fi_compat import quantization as _quantization
 from fi_compat import rope as _rope
 from fi_compat import sampling as _sampling
+from fi_compat import topk as _topk
 
 __all__ = ["WrittenFor"]
 
@@ -64,3 +65,5 @@ class WrittenFor:
     def rope(self) -> _rope._Written: ...
     @property
     def sampling(self) -> _sampling._Written: ...
+    @property
+    def topk(self) -> _topk._Written: ...

@@ -58,6 +58,7 @@ from support import (
     quant_gemm_cases,
     rope_cases,
     sampling_cases,
+    topk_cases,
 )
 from support.spy import snapshot_signature
 
@@ -136,6 +137,7 @@ BUILDERS: list[tuple[dict[str, Any], Callable[[str], dict[str, Any]]]] = [
     (quant_gemm_cases.SPECS, quant_gemm_cases.args),
     (rope_cases.SPECS, rope_cases.args),
     (sampling_cases.SPECS, sampling_cases.args),
+    (topk_cases.SPECS, topk_cases.args),
     ({"chunk_gated_delta_rule": GDN_PREFILL}, lambda _key: helpers.inputs()),
 ]
 

@@ -163,6 +163,10 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "s": (("0.2.0.post1", None),),
         },
     ),
+    "comm.AllReduceFusionPattern": (
+        "0.2.7.post1",
+        {},
+    ),
     "comm.Mapping.__init__": (
         "0.2.7.post1",
         {
@@ -182,6 +186,10 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "auto_parallel": (("0.2.7.post1", None),),
             "enable_attention_dp": (("0.2.7.post1", None),),
         },
+    ),
+    "comm.QuantizationSFLayout": (
+        "0.2.7.post1",
+        {},
     ),
     "comm.allreduce_fusion": (
         "0.6.0",
@@ -2499,6 +2507,52 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "return_valid": (("0.6.7", None),),
         },
     ),
+    "topk.TopKTieBreak": (
+        "0.6.9",
+        {},
+    ),
+    "topk.top_k": (
+        "0.6.0",
+        {
+            "input": (("0.6.0", None),),
+            "k": (("0.6.0", None),),
+            "sorted": (("0.6.0", None),),
+            "deterministic": (("0.6.8", None),),
+            "tie_break": (("0.6.9", None),),
+            "dsa_graph_safe": (("0.6.10", None),),
+        },
+    ),
+    "topk.top_k_page_table_transform": (
+        "0.6.0",
+        {
+            "input": (("0.6.0", None),),
+            "src_page_table": (("0.6.0", None),),
+            "lengths": (("0.6.0", None),),
+            "k": (("0.6.0", None),),
+            "row_to_batch": (("0.6.0", None),),
+            "deterministic": (("0.6.8", None),),
+            "tie_break": (("0.6.9", None),),
+            "dsa_graph_safe": (("0.6.10", None),),
+            "row_starts": (("0.6.10", None),),
+            "page_table_row_starts": (("0.6.17", None),),
+            "page_size": (("0.6.18", None),),
+            "out": (("0.6.18", None),),
+            "out_raw_indices": (("0.6.18", None),),
+        },
+    ),
+    "topk.top_k_ragged_transform": (
+        "0.6.0",
+        {
+            "input": (("0.6.0", None),),
+            "offsets": (("0.6.0", None),),
+            "lengths": (("0.6.0", None),),
+            "k": (("0.6.0", None),),
+            "deterministic": (("0.6.8", None),),
+            "tie_break": (("0.6.9", None),),
+            "dsa_graph_safe": (("0.6.10", None),),
+            "row_starts": (("0.6.10", None),),
+        },
+    ),
 }
 
 # entry points a release removed: the first release without it
@@ -2730,4 +2784,7 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
     "fi_compat.sampling.top_k_top_p_sampling_from_probs": (12, None),
     "fi_compat.sampling.top_p_renorm_probs": (3, None),
     "fi_compat.sampling.top_p_sampling_from_probs": (9, None),
+    "fi_compat.topk.top_k": (6, None),
+    "fi_compat.topk.top_k_page_table_transform": (10, None),
+    "fi_compat.topk.top_k_ragged_transform": (8, None),
 }
