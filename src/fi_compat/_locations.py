@@ -479,6 +479,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.gdn_paged": ("0.7.4", None),
         "flashinfer.gdn_prefill": ("0.6.0", None),
     },
+    "concat_mla_k": {
+        "flashinfer.concat_ops": ("0.6.0", None),
+        "flashinfer.dsv3_ops": ("0.6.0", None),
+    },
     "create_allreduce_fusion_workspace": {
         "flashinfer.comm": ("0.6.0", None),
         "flashinfer.comm.allreduce": ("0.6.0", None),
@@ -955,6 +959,7 @@ PROVIDERS: dict[str, str] = {
     "bmm_fp8": "gemm",
     "chain_speculative_sampling": "sampling",
     "chunk_gated_delta_rule": "gdn_prefill",
+    "concat_mla_k": "concat_ops",
     "create_allreduce_fusion_workspace": "comm",
     "cutlass_fused_moe": "fused_moe",
     "decode_cp_a2a_allocate_mnnvl_workspace": "comm",

@@ -9,6 +9,7 @@ from fi_compat import activation as _activation
 from fi_compat import autotuner as _autotuner
 from fi_compat import cascade as _cascade
 from fi_compat import comm as _comm
+from fi_compat import concat_ops as _concat_ops
 from fi_compat import decode as _decode
 from fi_compat import fused_moe as _fused_moe
 from fi_compat import gdn_decode as _gdn_decode
@@ -41,6 +42,8 @@ class WrittenFor:
     def cascade(self) -> _cascade._Written: ...
     @property
     def comm(self) -> _comm._Written: ...
+    @property
+    def concat_ops(self) -> _concat_ops._Written: ...
     @property
     def decode(self) -> _decode._Written: ...
     @property

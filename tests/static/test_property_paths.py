@@ -50,6 +50,7 @@ from fi_compat.detection import Distribution
 from fi_compat.registry import KNOWN_RELEASES
 from support import (
     attention_cases,
+    concat_ops_cases,
     elementwise_cases,
     gdn_decode_cases,
     helpers,
@@ -138,6 +139,7 @@ BUILDERS: list[tuple[dict[str, Any], Callable[[str], dict[str, Any]]]] = [
     (rope_cases.SPECS, rope_cases.args),
     (sampling_cases.SPECS, sampling_cases.args),
     (topk_cases.SPECS, topk_cases.args),
+    (concat_ops_cases.SPECS, concat_ops_cases.args),
     ({"chunk_gated_delta_rule": GDN_PREFILL}, lambda _key: helpers.inputs()),
 ]
 

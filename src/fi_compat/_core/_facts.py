@@ -574,6 +574,15 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "offsets": (("0.2.7.post1", None),),
         },
     ),
+    "concat_ops.concat_mla_k": (
+        "0.6.0",
+        {
+            "k": (("0.6.0", None),),
+            "k_nope": (("0.6.0", None),),
+            "k_rope": (("0.6.0", None),),
+            "backend": (("0.7.0", None),),
+        },
+    ),
     "cute_dsl.rmsnorm_fp4quant.rmsnorm_fp4quant": (
         "0.6.0",
         {
@@ -2353,6 +2362,26 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "is_neox": (("0.2.0.post2", None),),
         },
     ),
+    "rope.mla_rope_quantize_fp8": (
+        "0.2.11",
+        {
+            "q_rope": (("0.2.11", None),),
+            "k_rope": (("0.2.11", None),),
+            "q_nope": (("0.2.11", None),),
+            "k_nope": (("0.2.11", None),),
+            "cos_sin_cache": (("0.2.11", None),),
+            "pos_ids": (("0.2.11", None),),
+            "is_neox": (("0.2.11", None),),
+            "quantize_dtype": (("0.2.11", None),),
+            "quant_scale_q": (("0.2.11", None),),
+            "quant_scale_kv": (("0.2.11", None),),
+            "q_rope_out": (("0.2.11", None),),
+            "k_rope_out": (("0.2.11", None),),
+            "q_nope_out": (("0.2.11", None),),
+            "k_nope_out": (("0.2.11", None),),
+            "enable_pdl": (("0.5.0", None),),
+        },
+    ),
     "sampling.chain_speculative_sampling": (
         "0.2.0.post1",
         {
@@ -2624,6 +2653,7 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
     "fi_compat.comm.vllm_ar.meta_size": (0, None),
     "fi_compat.comm.vllm_ar.register_buffer": (2, None),
     "fi_compat.comm.vllm_ar.register_graph_buffers": (3, None),
+    "fi_compat.concat_ops.concat_mla_k": (3, None),
     "fi_compat.decode.BatchDecodeMlaWithPagedKVCacheWrapper.__init__": (
         2,
         "slot 2 is paged_kv_indptr_buffer in 0.2.0.post1-0.2.1.post1, use_tensor_cores in 0.2.1.post2-0.6.18.post1",
