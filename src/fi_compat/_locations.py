@@ -616,6 +616,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.sampling": ("0.2.0.post1", None),
     },
+    "mla_rope_quantize_fp8": {
+        "flashinfer.rope": ("0.2.11", None),
+    },
     "mm_bf16": {
         "flashinfer": ("0.6.1", None),
         "flashinfer.gemm": ("0.6.1", None),
@@ -992,6 +995,7 @@ PROVIDERS: dict[str, str] = {
     "merge_states": "cascade",
     "meta_size": "comm.vllm_ar",
     "min_p_sampling_from_probs": "sampling",
+    "mla_rope_quantize_fp8": "rope",
     "mm_bf16": "gemm",
     "mm_bf16_fp4": "gemm",
     "mm_fp4": "gemm",

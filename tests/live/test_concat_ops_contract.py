@@ -36,9 +36,8 @@ pytestmark = [
 def test_live_policy(name: str, case: Any) -> None:
     assert CELL is not None
     e = SPECS[name]
-    if not at_least(
-        place(CELL), e.since
-    ):  # no flashinfer.concat_ops before 0.6.0: the typed error, nothing imported
+    # no flashinfer.concat_ops before 0.6.0: the typed error, nothing imported
+    if not at_least(place(CELL), e.since):
         with pytest.raises(errors.UnsupportedFlashInferVersionError, match=r"0\.6\.0"):
             e.select(Distribution("flashinfer-python", CELL, "<cell>", "")).resolve()
         return

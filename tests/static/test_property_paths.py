@@ -54,6 +54,7 @@ from support import (
     elementwise_cases,
     gdn_decode_cases,
     helpers,
+    mla_rope_cases,
     moe_helpers,
     page_cases,
     quant_gemm_cases,
@@ -140,6 +141,7 @@ BUILDERS: list[tuple[dict[str, Any], Callable[[str], dict[str, Any]]]] = [
     (sampling_cases.SPECS, sampling_cases.args),
     (topk_cases.SPECS, topk_cases.args),
     (concat_ops_cases.SPECS, concat_ops_cases.args),
+    (mla_rope_cases.SPECS, mla_rope_cases.args),
     ({"chunk_gated_delta_rule": GDN_PREFILL}, lambda _key: helpers.inputs()),
 ]
 

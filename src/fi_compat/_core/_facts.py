@@ -2802,6 +2802,7 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
     "fi_compat.rope.apply_rope_pos_ids_inplace": (7, None),
     "fi_compat.rope.apply_rope_with_cos_sin_cache": (6, None),
     "fi_compat.rope.apply_rope_with_cos_sin_cache_inplace": (6, None),
+    "fi_compat.rope.mla_rope_quantize_fp8": (15, None),
     "fi_compat.sampling.chain_speculative_sampling": (9, None),
     "fi_compat.sampling.min_p_sampling_from_probs": (9, None),
     "fi_compat.sampling.sampling_from_logits": (7, None),
