@@ -880,6 +880,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.fused_moe": ("0.6.0", None),
         "flashinfer.fused_moe.core": ("0.6.0", None),
     },
+    "trtllm_ragged_attention_deepseek": {
+        "flashinfer.prefill": ("0.2.14", None),
+    },
     "vllm_all_reduce": {
         "flashinfer.comm": ("0.2.7.post1", None),
     },
@@ -1049,4 +1052,5 @@ PROVIDERS: dict[str, str] = {
     "trtllm_fp8_per_tensor_scale_moe": "fused_moe",
     "trtllm_fp8_per_tensor_scale_routed_moe": "fused_moe",
     "trtllm_mxint4_block_scale_moe": "fused_moe",
+    "trtllm_ragged_attention_deepseek": "prefill",
 }

@@ -58,6 +58,7 @@ from support import (
     moe_helpers,
     page_cases,
     quant_gemm_cases,
+    ragged_deepseek_cases,
     rope_cases,
     sampling_cases,
     topk_cases,
@@ -142,6 +143,7 @@ BUILDERS: list[tuple[dict[str, Any], Callable[[str], dict[str, Any]]]] = [
     (topk_cases.SPECS, topk_cases.args),
     (concat_ops_cases.SPECS, concat_ops_cases.args),
     (mla_rope_cases.SPECS, mla_rope_cases.args),
+    (ragged_deepseek_cases.SPECS, ragged_deepseek_cases.args),
     ({"chunk_gated_delta_rule": GDN_PREFILL}, lambda _key: helpers.inputs()),
 ]
 
