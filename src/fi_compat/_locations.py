@@ -668,6 +668,18 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.quantization": ("0.6.7", None),
         "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
     },
+    "nvfp4_kv_dequantize": {
+        "flashinfer": ("0.6.7", None),
+        "flashinfer.fp4_quantization": ("0.6.7", None),
+        "flashinfer.quantization": ("0.6.13", None),
+        "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+    },
+    "nvfp4_kv_quantize": {
+        "flashinfer": ("0.6.7", None),
+        "flashinfer.fp4_quantization": ("0.6.7", None),
+        "flashinfer.quantization": ("0.6.13", None),
+        "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+    },
     "nvfp4_quantize": {
         "flashinfer": ("0.2.9", None),
         "flashinfer.fp4_quantization": ("0.2.9", None),
@@ -1007,6 +1019,8 @@ PROVIDERS: dict[str, str] = {
     "moe_a2a_get_workspace_size_per_rank": "comm",
     "mxfp4_quantize": "quantization",
     "mxfp8_quantize": "quantization",
+    "nvfp4_kv_dequantize": "quantization",
+    "nvfp4_kv_quantize": "quantization",
     "nvfp4_quantize": "quantization",
     "prepare_bf16_fp4_weights": "gemm",
     "qk_rmsnorm_cute": "norm",

@@ -1087,6 +1087,22 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "batch_invariant": (("0.7.4", None),),
         },
     ),
+    "flashinfer.nvfp4_kv_dequantize": (
+        "0.6.7",
+        {
+            "fp4_data": (("0.6.7", None),),
+            "block_scales": (("0.6.7", None),),
+            "global_scale": (("0.6.7", None),),
+            "output_dtype": (("0.6.7", None),),
+        },
+    ),
+    "flashinfer.nvfp4_kv_quantize": (
+        "0.6.7",
+        {
+            "input": (("0.6.7", None),),
+            "global_scale": (("0.6.7", None),),
+        },
+    ),
     "flashinfer.nvfp4_quantize": (
         "0.2.9",
         {
@@ -2831,6 +2847,8 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
     ),
     "fi_compat.quantization.mxfp4_quantize": (4, None),
     "fi_compat.quantization.mxfp8_quantize": (6, None),
+    "fi_compat.quantization.nvfp4_kv_dequantize": (4, None),
+    "fi_compat.quantization.nvfp4_kv_quantize": (2, None),
     "fi_compat.quantization.nvfp4_quantize": (11, None),
     "fi_compat.rope.apply_llama31_rope_pos_ids": (10, None),
     "fi_compat.rope.apply_llama31_rope_pos_ids_inplace": (10, None),
