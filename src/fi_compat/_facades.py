@@ -36,6 +36,8 @@ FACADES: dict[str, tuple[str, str]] = {
     "autotuner": ("flashinfer.autotuner", "fi_compat._adapters.autotuner"),
     "cute_dsl": ("flashinfer.cute_dsl", "fi_compat._adapters.cute_dsl"),
     "comm": ("flashinfer.comm", "fi_compat._adapters.comm"),
+    "topk": ("flashinfer.topk", "fi_compat._adapters.topk"),
+    "concat_ops": ("flashinfer.concat_ops", "fi_compat._adapters.concat_ops"),
 }
 
 

@@ -315,6 +315,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.tactics_blocklist_gen": ("0.7.0", None),
         "flashinfer.tllm_enums": ("0.6.7", None),
     },
+    "TopKTieBreak": {
+        "flashinfer": ("0.6.9", None),
+        "flashinfer.topk": ("0.6.9", None),
+    },
     "TorchDistBackend": {
         "flashinfer.comm.comm_backend": ("0.6.16", None),
         "flashinfer.comm.mixed_comm": ("0.6.17", None),
@@ -481,6 +485,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.gdn_paged": ("0.7.4", None),
         "flashinfer.gdn_prefill": ("0.6.0", None),
     },
+    "concat_mla_k": {
+        "flashinfer.concat_ops": ("0.6.0", None),
+        "flashinfer.dsv3_ops": ("0.6.0", None),
+    },
     "convert_sf_to_mma_layout": {
         "flashinfer.cute_dsl": ("0.6.4", None),
         "flashinfer.cute_dsl.utils": ("0.6.4", None),
@@ -643,6 +651,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.sampling": ("0.2.0.post1", None),
     },
+    "mla_rope_quantize_fp8": {
+        "flashinfer.rope": ("0.2.11", None),
+    },
     "mm_bf16": {
         "flashinfer": ("0.6.1", None),
         "flashinfer.gemm": ("0.6.1", None),
@@ -696,6 +707,18 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.fp4_quantization": ("0.2.9", None),
         "flashinfer.fused_moe.core": ("0.2.9", "0.2.10"),
         "flashinfer.quantization": ("0.6.7", None),
+        "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+    },
+    "nvfp4_kv_dequantize": {
+        "flashinfer": ("0.6.7", None),
+        "flashinfer.fp4_quantization": ("0.6.7", None),
+        "flashinfer.quantization": ("0.6.13", None),
+        "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+    },
+    "nvfp4_kv_quantize": {
+        "flashinfer": ("0.6.7", None),
+        "flashinfer.fp4_quantization": ("0.6.7", None),
+        "flashinfer.quantization": ("0.6.13", None),
         "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
     },
     "nvfp4_quantize": {
@@ -805,9 +828,21 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.gemm": ("0.6.5", None),
         "flashinfer.gemm.routergemm": ("0.6.5", None),
     },
+    "top_k": {
+        "flashinfer": ("0.6.0", None),
+        "flashinfer.topk": ("0.6.0", None),
+    },
     "top_k_mask_logits": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.sampling": ("0.2.0.post1", None),
+    },
+    "top_k_page_table_transform": {
+        "flashinfer": ("0.6.0", None),
+        "flashinfer.topk": ("0.6.0", None),
+    },
+    "top_k_ragged_transform": {
+        "flashinfer": ("0.6.0", None),
+        "flashinfer.topk": ("0.6.0", None),
     },
     "top_k_renorm_prob": {
         "flashinfer.sampling": ("0.2.0.post1", None),
@@ -838,6 +873,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     "top_p_sampling_from_probs": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.sampling": ("0.2.0.post1", None),
+    },
+    "topk": {
+        "flashinfer.topk": ("0.6.0", None),
     },
     "trtllm_allreduce_fusion": {
         "flashinfer.comm": ("0.2.7.post1", None),
@@ -914,6 +952,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.fused_moe": ("0.6.0", None),
         "flashinfer.fused_moe.core": ("0.6.0", None),
     },
+    "trtllm_ragged_attention_deepseek": {
+        "flashinfer.prefill": ("0.2.14", None),
+    },
     "vllm_all_reduce": {
         "flashinfer.comm": ("0.2.7.post1", None),
     },
@@ -942,6 +983,7 @@ ALIASES: dict[str, str] = {
     "sampling_softmax": "softmax",
     "top_k_renorm_prob": "top_k_renorm_probs",
     "top_p_renorm_prob": "top_p_renorm_probs",
+    "topk": "top_k",
     "vllm_all_reduce": "all_reduce",
     "vllm_dispose": "dispose",
     "vllm_get_graph_buffer_ipc_meta": "get_graph_buffer_ipc_meta",
@@ -976,6 +1018,7 @@ PROVIDERS: dict[str, str] = {
     "QuantizationSFLayout": "enums",
     "RoutingMethodType": "enums",
     "SfLayout": "enums",
+    "TopKTieBreak": "topk",
     "TorchDistBackend": "comm.mnnvl",
     "TuningConfig": "autotuner",
     "WeightLayout": "enums",
@@ -995,6 +1038,7 @@ PROVIDERS: dict[str, str] = {
     "bmm_fp8": "gemm",
     "chain_speculative_sampling": "sampling",
     "chunk_gated_delta_rule": "gdn_prefill",
+    "concat_mla_k": "concat_ops",
     "convert_sf_to_mma_layout": "cute_dsl",
     "create_allreduce_fusion_workspace": "comm",
     "cute_dsl_fused_moe_nvfp4": "cute_dsl",
@@ -1033,6 +1077,7 @@ PROVIDERS: dict[str, str] = {
     "mhc_post": "mhc",
     "mhc_pre_big_fuse": "mhc",
     "min_p_sampling_from_probs": "sampling",
+    "mla_rope_quantize_fp8": "rope",
     "mm_bf16": "gemm",
     "mm_bf16_fp4": "gemm",
     "mm_fp4": "gemm",
@@ -1042,6 +1087,8 @@ PROVIDERS: dict[str, str] = {
     "mxfp4_quantize": "quantization",
     "mxfp8_quantize": "quantization",
     "nvfp4_batched_quantize": "cute_dsl",
+    "nvfp4_kv_dequantize": "quantization",
+    "nvfp4_kv_quantize": "quantization",
     "nvfp4_quantize": "quantization",
     "prepare_bf16_fp4_weights": "gemm",
     "qk_rmsnorm_cute": "norm",
@@ -1065,7 +1112,10 @@ PROVIDERS: dict[str, str] = {
     "single_prefill_with_kv_cache": "prefill",
     "softmax": "sampling",
     "tinygemm_bf16": "gemm",
+    "top_k": "topk",
     "top_k_mask_logits": "sampling",
+    "top_k_page_table_transform": "topk",
+    "top_k_ragged_transform": "topk",
     "top_k_renorm_probs": "sampling",
     "top_k_sampling_from_probs": "sampling",
     "top_k_top_p_sampling_from_logits": "sampling",
@@ -1088,4 +1138,5 @@ PROVIDERS: dict[str, str] = {
     "trtllm_fp8_per_tensor_scale_moe": "fused_moe",
     "trtllm_fp8_per_tensor_scale_routed_moe": "fused_moe",
     "trtllm_mxint4_block_scale_moe": "fused_moe",
+    "trtllm_ragged_attention_deepseek": "prefill",
 }

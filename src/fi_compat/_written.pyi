@@ -9,6 +9,7 @@ from fi_compat import activation as _activation
 from fi_compat import autotuner as _autotuner
 from fi_compat import cascade as _cascade
 from fi_compat import comm as _comm
+from fi_compat import concat_ops as _concat_ops
 from fi_compat import cute_dsl as _cute_dsl
 from fi_compat import decode as _decode
 from fi_compat import fused_moe as _fused_moe
@@ -25,6 +26,7 @@ from fi_compat import prefill as _prefill
 from fi_compat import quantization as _quantization
 from fi_compat import rope as _rope
 from fi_compat import sampling as _sampling
+from fi_compat import topk as _topk
 
 __all__ = ["WrittenFor"]
 
@@ -44,6 +46,8 @@ class WrittenFor:
     def cascade(self) -> _cascade._Written: ...
     @property
     def comm(self) -> _comm._Written: ...
+    @property
+    def concat_ops(self) -> _concat_ops._Written: ...
     @property
     def cute_dsl(self) -> _cute_dsl._Written: ...
     @property
@@ -76,3 +80,5 @@ class WrittenFor:
     def rope(self) -> _rope._Written: ...
     @property
     def sampling(self) -> _sampling._Written: ...
+    @property
+    def topk(self) -> _topk._Written: ...

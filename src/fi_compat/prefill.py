@@ -332,6 +332,57 @@ def trtllm_batch_context_with_kv_cache(
     """
 
 
+def trtllm_ragged_attention_deepseek(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    workspace_buffer: Tensor,
+    seq_lens: Tensor,
+    max_q_len: int,
+    max_kv_len: int,
+    bmm1_scale: float | Tensor,
+    bmm2_scale: float | Tensor,
+    o_sf_scale: float,
+    batch_size: int,
+    window_left: int,
+    cum_seq_lens_q: Tensor,
+    cum_seq_lens_kv: Tensor,
+    enable_pdl: bool | None,
+    is_causal: bool,
+    return_lse: bool,
+    attention_sinks: Tensor | None = None,
+    *,
+    skip_softmax_threshold_scale_factor: float | None = None,
+    out: Tensor | None = None,
+    lse: Tensor | None = None,
+    sage_attn_sfs: Any = (None, None, None, None),
+    num_elts_per_sage_attn_blk: Any = (0, 0, 0, 0),
+    backend: Literal["trtllm-gen", "cute-dsl"] = "trtllm-gen",
+    q_seq_lens_cpu: Tensor | None = None,
+    kv_seq_lens_cpu: Tensor | None = None,
+    use_fp16_softmax: bool | None = None,
+    uses_spcompress: bool | None = None,
+    skip_all_rows_active_check: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """TRT-LLM ragged (packed) prefill attention for DeepSeek's MLA prefill shapes
+    (``query`` / ``key`` ``[tokens, heads, 192]``, ``value`` ``[tokens, heads, 128]``).
+
+    Positional up to ``attention_sinks`` (the slots no release moved); the rest is
+    keyword-only, because 0.6.4 inserted ``skip_softmax_threshold_scale_factor`` before
+    ``out`` / ``lse`` and 0.6.11 the SageAttention pair before ``backend``: a positional
+    call written for another release's order is bound by ``fi_compat.written_for(X)``.
+    ``skip_all_rows_active_check`` defaults to ``True`` (0.7.0's default; 0.6.18.post1's
+    was ``False``, a host-synchronising empty-row check) and is always sent where it
+    exists, so leaving it out means the same on every release.
+
+    Returns ``out``, or ``(out, lse)`` with ``return_lse``.
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
 lazy_facades(globals(), [*SPECS.values(), *TRTLLM.values()])
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "BatchPrefillWithRaggedKVCacheWrapper",
     "single_prefill_with_kv_cache",
     "trtllm_batch_context_with_kv_cache",
+    "trtllm_ragged_attention_deepseek",
 ]
 
 def single_prefill_with_kv_cache(
@@ -160,6 +161,72 @@ def trtllm_batch_context_with_kv_cache(
         None, else UnsupportedParameterError.
     ``variable_window_token_ends``: flashinfer-python >=0.7.4; elsewhere dropped at
         None, else UnsupportedParameterError.
+    """
+
+def trtllm_ragged_attention_deepseek(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    workspace_buffer: Tensor,
+    seq_lens: Tensor,
+    max_q_len: int,
+    max_kv_len: int,
+    bmm1_scale: float | Tensor,
+    bmm2_scale: float | Tensor,
+    o_sf_scale: float,
+    batch_size: int,
+    window_left: int,
+    cum_seq_lens_q: Tensor,
+    cum_seq_lens_kv: Tensor,
+    enable_pdl: bool | None,
+    is_causal: bool,
+    return_lse: bool,
+    attention_sinks: Tensor | None = ...,
+    *,
+    skip_softmax_threshold_scale_factor: float | None = ...,
+    out: Tensor | None = ...,
+    lse: Tensor | None = ...,
+    sage_attn_sfs: Any = ...,
+    num_elts_per_sage_attn_blk: Any = ...,
+    backend: Literal["trtllm-gen", "cute-dsl"] = ...,
+    q_seq_lens_cpu: Tensor | None = ...,
+    kv_seq_lens_cpu: Tensor | None = ...,
+    use_fp16_softmax: bool | None = ...,
+    uses_spcompress: bool | None = ...,
+    skip_all_rows_active_check: bool = ...,
+) -> Any:
+    """TRT-LLM ragged (packed) prefill attention for DeepSeek's MLA prefill shapes
+    (``query`` / ``key`` ``[tokens, heads, 192]``, ``value`` ``[tokens, heads, 128]``).
+
+    Positional up to ``attention_sinks`` (the slots no release moved); the rest is
+    keyword-only, because 0.6.4 inserted ``skip_softmax_threshold_scale_factor`` before
+    ``out`` / ``lse`` and 0.6.11 the SageAttention pair before ``backend``: a positional
+    call written for another release's order is bound by ``fi_compat.written_for(X)``.
+    ``skip_all_rows_active_check`` defaults to ``True`` (0.7.0's default; 0.6.18.post1's
+    was ``False``, a host-synchronising empty-row check) and is always sent where it
+    exists, so leaving it out means the same on every release.
+
+    Returns ``out``, or ``(out, lse)`` with ``return_lse``.
+
+    ``skip_softmax_threshold_scale_factor``: flashinfer-python >=0.6.4; elsewhere
+        dropped at None, else UnsupportedParameterError (skip-softmax).
+    ``sage_attn_sfs``: flashinfer-python >=0.6.11; elsewhere dropped at (None, None,
+        None, None), else UnsupportedParameterError (SageAttention scale factors).
+    ``num_elts_per_sage_attn_blk``: flashinfer-python >=0.6.11; elsewhere dropped at (0,
+        0, 0, 0), else UnsupportedParameterError (SageAttention block sizes).
+    ``backend``: flashinfer-python >=0.6.10; elsewhere dropped at 'trtllm-gen', else
+        UnsupportedParameterError; ``'cute-dsl'`` needs 0.6.10.
+    ``q_seq_lens_cpu``: flashinfer-python >=0.6.18; elsewhere dropped at None, else
+        UnsupportedParameterError (trusted CPU mirror of the lengths).
+    ``kv_seq_lens_cpu``: flashinfer-python >=0.6.18; elsewhere dropped at None, else
+        UnsupportedParameterError (trusted CPU mirror of the lengths).
+    ``use_fp16_softmax``: flashinfer-python >=0.6.18; elsewhere dropped at None, False,
+        else UnsupportedParameterError (fp16 softmax accumulation).
+    ``uses_spcompress``: flashinfer-python >=0.6.18; elsewhere dropped at None, False,
+        else UnsupportedParameterError (sparse-compressed KV).
+    ``skip_all_rows_active_check``: flashinfer-python >=0.6.18.post1; elsewhere dropped
+        at True, else UnsupportedParameterError (assume no empty rows (no host sync));
+        always forwarded explicitly.
     """
 
 class BatchPrefillWithPagedKVCacheWrapper:
@@ -650,3 +717,5 @@ class _Written:
     def single_prefill_with_kv_cache(*args: Any, **kwargs: Any) -> Any: ...
     @staticmethod
     def trtllm_batch_context_with_kv_cache(*args: Any, **kwargs: Any) -> Any: ...
+    @staticmethod
+    def trtllm_ragged_attention_deepseek(*args: Any, **kwargs: Any) -> Any: ...

@@ -124,6 +124,35 @@ def block_scale_interleave(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
+def nvfp4_kv_quantize(input: Tensor, global_scale: Tensor, **kwargs: Any) -> tuple[Tensor, Tensor]:
+    """Quantize ``[M, K]`` float16 / bfloat16 to the NVFP4 KV-cache format (linear
+    block-scale layout; flashinfer-python 0.6.7+, SM100+ kernel).
+
+    Returns ``(fp4_data, block_scales)``: packed ``[M, K/2]`` uint8 and e4m3 scales
+    ``[M, K/16]`` uint8; ``K`` a multiple of 16, ``global_scale`` ``[1]`` float32.
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def nvfp4_kv_dequantize(
+    fp4_data: Tensor,
+    block_scales: Tensor,
+    global_scale: Tensor,
+    output_dtype: Any = OMIT,
+    **kwargs: Any,
+) -> Tensor:
+    """Dequantize the NVFP4 KV-cache format (``[M, K/2]`` uint8 data, ``[M, K/16]``
+    uint8 e4m3 scales, ``[1]`` float32 global scale) to ``[M, K]`` ``output_dtype``
+    (flashinfer-python 0.6.7+; left out: bfloat16, FlashInfer's default on every
+    release).
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
 lazy_facades(
     globals(),
     SPECS.values(),

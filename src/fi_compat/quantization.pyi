@@ -29,6 +29,8 @@ __all__ = [
     "mxfp4_quantize",
     "mxfp8_quantize",
     "nvfp4_block_scale_interleave",
+    "nvfp4_kv_dequantize",
+    "nvfp4_kv_quantize",
     "nvfp4_quantize",
 ]
 
@@ -93,6 +95,26 @@ def mxfp8_quantize(
 ) -> tuple[Tensor, Tensor]:
     """MXFP8: ``(float8_e4m3fn [..., round_up(K, alignment)], ue8m0 scales uint8)``."""
 
+def nvfp4_kv_dequantize(
+    fp4_data: Tensor,
+    block_scales: Tensor,
+    global_scale: Tensor,
+    output_dtype: Any = ...,
+) -> Tensor:
+    """Dequantize the NVFP4 KV-cache format (``[M, K/2]`` uint8 data, ``[M, K/16]``
+    uint8 e4m3 scales, ``[1]`` float32 global scale) to ``[M, K]`` ``output_dtype``
+    (flashinfer-python 0.6.7+; left out: bfloat16, FlashInfer's default on every
+    release).
+    """
+
+def nvfp4_kv_quantize(input: Tensor, global_scale: Tensor) -> tuple[Tensor, Tensor]:
+    """Quantize ``[M, K]`` float16 / bfloat16 to the NVFP4 KV-cache format (linear
+    block-scale layout; flashinfer-python 0.6.7+, SM100+ kernel).
+
+    Returns ``(fp4_data, block_scales)``: packed ``[M, K/2]`` uint8 and e4m3 scales
+    ``[M, K/16]`` uint8; ``K`` a multiple of 16, ``global_scale`` ``[1]`` float32.
+    """
+
 def nvfp4_quantize(
     a: Tensor,
     a_global_sf: Tensor,
@@ -131,6 +153,10 @@ class _Written:
     def mxfp4_quantize(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]: ...
     @staticmethod
     def mxfp8_quantize(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]: ...
+    @staticmethod
+    def nvfp4_kv_dequantize(*args: Any, **kwargs: Any) -> Tensor: ...
+    @staticmethod
+    def nvfp4_kv_quantize(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]: ...
     @staticmethod
     def nvfp4_quantize(*args: Any, **kwargs: Any) -> Any: ...
     nvfp4_block_scale_interleave = block_scale_interleave

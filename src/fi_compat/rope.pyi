@@ -14,6 +14,10 @@ Head sizes: every release's kernels take 64, 128, 256 and 512 only; another one 
 refused before the launch (on 0.2.1.post1-0.3.1.post1 it killed the process).  The
 cos/sin-cache form takes other head sizes from flashinfer-python 0.6.0, with a
 ``rotary_dim`` that is a multiple of 32 (NeoX) or 16 (interleaved).
+
+``mla_rope_quantize_fp8`` (0.2.11+): RoPE on MLA's rotary parts and fp8 quantization of
+all four parts; rope_dim 64 / nope_dim 512 only before 0.5.0 (refused otherwise, naming
+0.5.0), ``enable_pdl`` 0.5.0.
 """
 
 from typing import Any
@@ -29,6 +33,7 @@ __all__ = [
     "apply_rope_pos_ids_inplace",
     "apply_rope_with_cos_sin_cache",
     "apply_rope_with_cos_sin_cache_inplace",
+    "mla_rope_quantize_fp8",
 ]
 
 def apply_llama31_rope_pos_ids(
@@ -131,6 +136,54 @@ def apply_rope_with_cos_sin_cache_inplace(
 ) -> None:
     """:func:`apply_rope_with_cos_sin_cache`, writing into ``query`` and ``key``."""
 
+def mla_rope_quantize_fp8(
+    q_rope: Tensor,
+    k_rope: Tensor,
+    q_nope: Tensor,
+    k_nope: Tensor,
+    cos_sin_cache: Tensor,
+    pos_ids: Tensor,
+    is_neox: bool = ...,
+    quantize_dtype: Any = ...,
+    quant_scale_q: float = ...,
+    quant_scale_kv: float = ...,
+    q_rope_out: Tensor | None = ...,
+    k_rope_out: Tensor | None = ...,
+    q_nope_out: Tensor | None = ...,
+    k_nope_out: Tensor | None = ...,
+    enable_pdl: bool = ...,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Apply RoPE to MLA's rotary parts and quantize all four parts to fp8.
+
+    Parameters
+    ----------
+    q_rope, q_nope : Tensor
+        ``[nnz, heads, rope_dim]`` / ``[nnz, heads, nope_dim]``, float16 or bfloat16.
+    k_rope, k_nope : Tensor
+        ``[nnz, rope_dim]`` / ``[nnz, nope_dim]`` (one shared key head), ``q_rope``'s dtype.
+    cos_sin_cache : Tensor
+        ``[max_seq_len, rope_dim]`` float32.
+    pos_ids : Tensor
+        ``[nnz]`` int32 or int64 positions.
+    is_neox : bool
+        NeoX (split-half) rotation, else interleaved.
+    quantize_dtype : torch.dtype, optional
+        ``float8_e4m3fn`` or ``float8_e5m2``; None: the given outputs' dtype, else e4m3fn.
+    quant_scale_q, quant_scale_kv : float
+        Scales applied before the cast.
+    q_rope_out, k_rope_out, q_nope_out, k_nope_out : Tensor, optional
+        fp8 outputs shaped like the inputs; allocated where not given.
+    enable_pdl : bool
+        Programmatic dependent launch (0.5.0+).
+
+    Returns
+    -------
+    (q_rope_out, k_rope_out, q_nope_out, k_nope_out) : tuple of Tensor
+
+    ``enable_pdl``: flashinfer-python >=0.5.0; elsewhere dropped at False, else
+        UnsupportedParameterError (programmatic dependent launch).
+    """
+
 class _Written:
     """``fi_compat.written_for(release).rope``: this module's functions and wrapper classes
     with their arguments bound as flashinfer-python ``release`` binds them (its positional
@@ -154,3 +207,8 @@ class _Written:
     def apply_rope_with_cos_sin_cache(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]: ...
     @staticmethod
     def apply_rope_with_cos_sin_cache_inplace(*args: Any, **kwargs: Any) -> None: ...
+    @staticmethod
+    def mla_rope_quantize_fp8(
+        *args: Any,
+        **kwargs: Any,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...

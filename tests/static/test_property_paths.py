@@ -50,17 +50,21 @@ from fi_compat.detection import Distribution
 from fi_compat.registry import KNOWN_RELEASES
 from support import (
     attention_cases,
+    concat_ops_cases,
     cute_dsl_cases,
     elementwise_cases,
     gdn_decode_cases,
     helpers,
     kda_mhc_cases,
+    mla_rope_cases,
     moe_helpers,
     page_cases,
     quant_gemm_cases,
+    ragged_deepseek_cases,
     rope_cases,
     sampling_cases,
     ssm_cases,
+    topk_cases,
 )
 from support.spy import snapshot_signature
 
@@ -142,6 +146,10 @@ BUILDERS: list[tuple[dict[str, Any], Callable[[str], dict[str, Any]]]] = [
     (cute_dsl_cases.SPECS, cute_dsl_cases.args),
     (rope_cases.SPECS, rope_cases.args),
     (sampling_cases.SPECS, sampling_cases.args),
+    (topk_cases.SPECS, topk_cases.args),
+    (concat_ops_cases.SPECS, concat_ops_cases.args),
+    (mla_rope_cases.SPECS, mla_rope_cases.args),
+    (ragged_deepseek_cases.SPECS, ragged_deepseek_cases.args),
     ({"chunk_gated_delta_rule": GDN_PREFILL}, lambda _key: helpers.inputs()),
 ]
 

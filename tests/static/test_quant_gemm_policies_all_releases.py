@@ -26,6 +26,8 @@ def test_policy(name: str, release: str, case: Any) -> None:
 
 
 FIRST = {
+    "nvfp4_kv_quantize": "0.6.7",
+    "nvfp4_kv_dequantize": "0.6.7",
     "fp4_quantize": "0.2.6",
     "nvfp4_quantize": "0.2.9",
     "mxfp4_quantize": "0.2.13",

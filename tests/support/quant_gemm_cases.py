@@ -44,6 +44,9 @@ class KernelSpy(BindSpy):
         if n == "e2m1_and_ufp8sf_scale_to_float":
             x = a["e2m1_tensor"]
             return torch.zeros(x.shape[0], x.shape[1] * 2)
+        if n == "nvfp4_kv_dequantize":
+            d = a["fp4_data"]
+            return torch.zeros(d.shape[0], d.shape[1] * 2, dtype=a["output_dtype"])
         if n in QUANT:
             x = next(iter(a.values()))
             if n == "mxfp8_quantize":
@@ -81,6 +84,14 @@ def args(name: str) -> dict[str, Any]:
         return {"a": x, "a_global_sf": gs}
     if name == "mxfp4_quantize":
         return {"a": x}
+    if name == "nvfp4_kv_quantize":
+        return {"input": x, "global_scale": gs}
+    if name == "nvfp4_kv_dequantize":
+        return {
+            "fp4_data": torch.zeros(M, K // 2, dtype=torch.uint8),
+            "block_scales": torch.zeros(M, K // 16, dtype=torch.uint8),
+            "global_scale": gs,
+        }
     if name == "mxfp8_quantize":
         return {"input": x}
     if name == "block_scale_interleave":
@@ -196,6 +207,7 @@ def case_gpus_by_release(name: str, release: str, sig: Any = None) -> None:
         "block_scale_interleave": at_least(pl, "0.2.13"),  # 0.2.9-0.2.12: an SM100 module
         "fp8_blockscale_gemm_sm90": True,
         "tinygemm_bf16": True,
+        "nvfp4_kv_dequantize": True,  # SM80+ (FlashInfer's own capability list)
     }.get(name, False)
     with assume_capability((10, 0)):
         if name == "fp8_blockscale_gemm_sm90":  # Hopper only, on every release
@@ -472,8 +484,41 @@ def case_backend_queries(name: str, release: str, sig: Any = None) -> None:
     assert all(q[0] not in newer for q in own.asked)
 
 
+def case_nvfp4_kv_layouts(name: str, release: str, sig: Any = None) -> None:
+    """The linear NVFP4 KV layout every release 0.6.7-0.7.4 reads (K a multiple of 16:
+    ValueError inside; uint8 data / scales; a [1] float32 global scale), refused before
+    the call; ``output_dtype`` left out is FlashInfer's default (not sent)."""
+    if not name.startswith("nvfp4_kv_"):
+        return
+    kw = args(name)
+    f, spy, _ = facade(name, release, sig)
+    f(**kw)
+    assert all(spy.raw_kwargs[-1][n] is v for n, v in kw.items())
+    assert "output_dtype" not in spy.raw_kwargs[-1]
+    gs2 = torch.ones(2)
+    if name == "nvfp4_kv_quantize":
+        bad = [
+            ({"input": torch.randn(M, 24).bfloat16()}, "input"),
+            ({"input": kw["input"].float()}, "input"),
+        ]
+    else:
+        f(**kw, output_dtype=torch.float16)
+        assert spy.raw_kwargs[-1]["output_dtype"] is torch.float16
+        bad = [
+            ({"fp4_data": kw["fp4_data"].view(torch.int8)}, "fp4_data"),
+            ({"block_scales": torch.zeros(M, K // 8, dtype=torch.uint8)}, "block_scales"),
+        ]
+    bad.append(({"global_scale": gs2}, "global_scale"))
+    calls = len(spy.calls)
+    for change, msg in bad:
+        with pytest.raises(errors.InvalidArgumentError, match=msg):
+            f(**{**kw, **change})
+    assert len(spy.calls) == calls
+
+
 CASES = [
     case_calls_bind_by_keyword,
+    case_nvfp4_kv_layouts,
     case_gpus_by_release,
     case_quantisation_policies,
     case_bad_input_is_refused,

@@ -50,8 +50,21 @@ def default_value(source: str, release: str) -> Any:
         return ast.literal_eval(source)
     except ValueError:
         cls, member = source.removesuffix(".value").split(".")
-        values = getattr(enums, cls).values_in(release)
-        return values[member]
+        if hasattr(enums, cls):
+            values = getattr(enums, cls).values_in(release)
+            return values[member]
+        return _reexported_enum_value(cls, member, release)
+
+
+def _reexported_enum_value(cls: str, member: str, release: str) -> int:
+    """A member of an enum fi_compat re-exports as it is (no drift: ``TopKTieBreak``),
+    read from its snapshot (``_snapshots/*.<cls>.json``, ``"kind": "enum"``)."""
+    import json
+
+    (path,) = snapshots.DIR.glob(f"*.{cls}.json")
+    data = json.loads(path.read_text())
+    sig = data["signatures"][data["releases"][release]["signature"]]
+    return int(next(d for n, _k, d, _a in sig if n == member))
 
 
 def snapshot_signature(release: str, entry: EntryPoint = SPEC) -> inspect.Signature:

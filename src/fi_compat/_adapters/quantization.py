@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from .._core import Emulation, EntryPoint, Normalizer, Param
 from .._core.adapter import short
+from .._core.contract import Tensor
 from ..errors import InvalidArgumentError
 from ..registry import at_least
 from . import _elementwise as ew
@@ -429,6 +430,33 @@ def _interleave() -> EntryPoint:
     return e
 
 
+# nvfp4_kv_quantize / nvfp4_kv_dequantize (0.6.7, exported from flashinfer and
+# flashinfer.quantization; defined in quantization/fp4_quantization.py): one signature each
+# on every release 0.6.7-0.7.4 (snapshots flashinfer.nvfp4_kv_*), bodies unchanged.  Linear
+# (unswizzled) NVFP4 KV-cache layout: input [M, K] float16 / bfloat16, K a multiple of 16
+# (ValueError otherwise), global_scale [1] float32; packed data [M, K/2] uint8, e4m3 block
+# scales [M, K/16] uint8 (0.7.4 fp4_quantization.py:2599-2640, 2755-2790).
+# GPUs: FlashInfer's own @supported_compute_capability, every release 0.6.7-0.7.4: quantize
+# SM100+ (the cvt.rn.satfinite.e2m1x2.f32 PTX), dequantize SM80+.
+def _kv(name: str, contracts: dict[str, Tensor], devices: Any) -> EntryPoint:
+    return EntryPoint(
+        facade="fi_compat.quantization",
+        name=name,
+        module="flashinfer",
+        params=(),
+        contracts=contracts,
+        devices=devices,
+        feature="quantization.nvfp4_kv",
+    )
+
+
+_GLOBAL = Tensor(
+    "one",
+    dtypes="float32",
+    sizes={"one": (1,)},
+    sizes_why=("one global scale ([1] float32, every release 0.6.7-0.7.4). Fix: pass a [1] tensor"),
+)
+
 SPECS: dict[str, EntryPoint] = {
     "fp4_quantize": _fp4(),
     "nvfp4_quantize": _nvfp4(),
@@ -436,5 +464,22 @@ SPECS: dict[str, EntryPoint] = {
     "mxfp8_quantize": _mxfp8(),
     "e2m1_and_ufp8sf_scale_to_float": _e2m1(),
     "block_scale_interleave": _interleave(),
+    "nvfp4_kv_quantize": _kv(
+        "nvfp4_kv_quantize",
+        {"input": Tensor("m 16*blocks", dtypes=("float16", "bfloat16")), "global_scale": _GLOBAL},
+        sm100_only(
+            "nvfp4_kv_quantize needs SM100 or newer (the cvt.rn.satfinite.e2m1x2.f32 PTX; "
+            "FlashInfer 0.6.7-0.7.4 @supported_compute_capability)"
+        ),
+    ),
+    "nvfp4_kv_dequantize": _kv(
+        "nvfp4_kv_dequantize",
+        {
+            "fp4_data": Tensor("m 8*blocks", dtypes="uint8"),
+            "block_scales": Tensor("m blocks", dtypes="uint8"),
+            "global_scale": _GLOBAL,
+        },
+        ew.any_cuda_device,  # SM80+ (0.6.7-0.7.4 @supported_compute_capability)
+    ),
 }
 ENTRIES = list(SPECS.values())

@@ -241,4 +241,87 @@ SPECS: dict[str, EntryPoint] = {
     "apply_rope_with_cos_sin_cache": _cache("apply_rope_with_cos_sin_cache"),
     "apply_rope_with_cos_sin_cache_inplace": _cache("apply_rope_with_cos_sin_cache_inplace"),
 }
-ENTRIES = list(SPECS.values())
+
+
+# -- mla_rope_quantize_fp8 ------------------------------------------------------------------
+# Read from rope.py and csrc/rope.cu of 0.2.11-0.7.4 (_snapshots/rope.mla_rope_quantize_fp8):
+# (q_rope, k_rope, q_nope, k_nope, cos_sin_cache, pos_ids, is_neox=True, quantize_dtype=None,
+# quant_scale_q=1.0, quant_scale_kv=1.0, q_rope_out..k_nope_out=None) from 0.2.11; enable_pdl
+# appended in 0.5.0 (False: no programmatic dependent launch, what 0.2.11-0.4.1 always do).
+# Every release: cos_sin_cache float32 (rope.py raises ValueError), quantize_dtype None taken
+# from the first given output else float8_e4m3fn, the outputs allocated where not given, the
+# four outputs returned; inputs float16 / bfloat16 of one dtype, outputs fp8 e4m3fn / e5m2
+# of one dtype, last dimension contiguous, pos_ids int32 / int64 (DISPATCH_*_IDTYPE).  The
+# kernel of 0.2.11-0.4.1 (csrc/rope.cu mla_rope_quantize) checks rope_dim == 64 and
+# nope_dim == 512 (DeepSeek's MLA); 0.5.0's rope_quantize takes any (``MlaDimsBefore``).
+MLA_DIMS_SINCE = "0.5.0"
+_FP8_OUT = ("float8_e4m3fn", "float8_e5m2")
+
+
+class MlaDimsBefore(Normalizer):
+    """rope_dim other than 64 or nope_dim other than 512 before 0.5.0, whose kernel checks
+    both (a RuntimeError in the launch): refused before it, naming 0.5.0."""
+
+    args = ("q_rope", "q_nope")
+    out = ()
+    boundaries = (MLA_DIMS_SINCE,)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, MLA_DIMS_SINCE):
+            return None
+        where, release = adapter.entry.dotted, str(adapter.release)
+
+        def check(q_rope: Any, q_nope: Any) -> tuple[Any, ...]:
+            rope, nope = q_rope.shape[-1], q_nope.shape[-1]
+            if rope == 64 and nope == 512:
+                return ()
+            raise UnsupportedParameterError(
+                f"{where}(rope_dim={rope}, nope_dim={nope}) needs flashinfer-python>="
+                f"{MLA_DIMS_SINCE}; installed: {release}, whose kernel takes rope_dim 64 and "
+                f"nope_dim 512 only (csrc/rope.cu mla_rope_quantize; {MLA_DIMS_SINCE}'s "
+                f"rope_quantize takes any). Fix: pip install "
+                f"'flashinfer-python>={MLA_DIMS_SINCE}'",
+                parameter="q_rope",
+                installed=release,
+                minimum=MLA_DIMS_SINCE,
+            )
+
+        return check
+
+
+def _mla_contract() -> dict[str, Tensor]:
+    half = ("float16", "bfloat16")
+    return {
+        "q_rope": Tensor("nnz heads rope", dtypes=half, contiguous="last"),
+        "k_rope": Tensor("nnz rope", dtype="q_rope", contiguous="last"),
+        "q_nope": Tensor("nnz heads nope", dtype="q_rope", contiguous="last"),
+        "k_nope": Tensor("nnz nope", dtype="q_rope", contiguous="last"),
+        "cos_sin_cache": Tensor("seq _", dtypes="float32"),
+        "pos_ids": Tensor("nnz", dtypes=("int32", "int64")),
+        "q_rope_out": Tensor("nnz heads rope", dtypes=_FP8_OUT, contiguous="last"),
+        "k_rope_out": Tensor("nnz rope", dtypes=_FP8_OUT, contiguous="last"),
+        "q_nope_out": Tensor("nnz heads nope", dtypes=_FP8_OUT, contiguous="last"),
+        "k_nope_out": Tensor("nnz nope", dtypes=_FP8_OUT, contiguous="last"),
+    }
+
+
+MLA_SPECS: dict[str, EntryPoint] = {
+    "mla_rope_quantize_fp8": EntryPoint(
+        facade="fi_compat.rope",
+        name="mla_rope_quantize_fp8",
+        module="flashinfer.rope",
+        params=(
+            Param(
+                "enable_pdl",
+                note="programmatic dependent launch",
+                ref="0.5.0 rope.py: default False (0.2.11-0.4.1 launch without PDL)",
+            ),
+        ),
+        contracts=_mla_contract(),
+        normalizers=(MlaDimsBefore(),),
+        devices=ew.any_cuda_device,
+        feature="rope.mla_quantize",
+    ),
+}
+ENTRIES = [*SPECS.values(), *MLA_SPECS.values()]

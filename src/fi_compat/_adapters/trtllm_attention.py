@@ -334,5 +334,51 @@ MLA = _entry(
     matrix_note="trtllm-gen: SM10x; xqa (0.5.3+): SM12x",
 )
 
+# trtllm_ragged_attention_deepseek (flashinfer.prefill, 0.2.14): every parameter
+# positional-or-keyword in FlashInfer; skip_softmax_threshold_scale_factor was inserted
+# before out / lse in 0.6.4 and sage_attn_sfs / num_elts_per_sage_attn_blk before backend
+# (0.6.10) in 0.6.11, so the stable signature is positional up to attention_sinks (the last
+# slot no release moved) and keyword-only after.  enable_pdl=None resolves to the device
+# in prefill.py of every release (0.2.14 prefill.py: ``if enable_pdl is None:
+# device_support_pdl``).  skip_all_rows_active_check (0.6.18.post1) defaults to False there
+# (empty-row detection, a host sync) and to True from 0.7.0 (no check: what every release
+# before 0.6.18.post1 does): fi_compat's default is True and is always sent where the
+# parameter exists, so an omitted argument means the same on every release.
+RAGGED = _entry(
+    "flashinfer.prefill",
+    "trtllm_ragged_attention_deepseek",
+    [
+        *_p("query", "key", "value", "workspace_buffer", "seq_lens", "max_q_len"),
+        *_p("max_kv_len"),
+        Param("bmm1_scale", ref="a tensor from 0.5.3"),
+        Param("bmm2_scale", ref="a tensor from 0.5.3"),
+        *_p("o_sf_scale", "batch_size", "window_left", "cum_seq_lens_q", "cum_seq_lens_kv"),
+        Param("enable_pdl", note="programmatic dependent launch (None: the device's)"),
+        *_p("is_causal", "return_lse", "attention_sinks"),
+        Param("skip_softmax_threshold_scale_factor", note="skip-softmax", ref="0.6.4"),
+        Param("sage_attn_sfs", note="SageAttention scale factors", ref="0.6.11"),
+        Param("num_elts_per_sage_attn_blk", note="SageAttention block sizes", ref="0.6.11"),
+        Param(
+            "backend",  # trtllm-gen, the stable default, is the only kernel before 0.6.10
+            value_since={"cute-dsl": "0.6.10"},
+            ref="0.6.10 (trtllm-gen or cute-dsl)",
+        ),
+        *(
+            Param(n, note="trusted CPU mirror of the lengths", ref="0.6.18")
+            for n in ("q_seq_lens_cpu", "kv_seq_lens_cpu")
+        ),
+        sm107_variant("use_fp16_softmax", "fp16 softmax accumulation"),
+        sm107_variant("uses_spcompress", "sparse-compressed KV"),
+        Param(
+            "skip_all_rows_active_check",
+            explicit=True,
+            note="assume no empty rows (no host sync)",
+            ref="0.6.18.post1 prefill.py: default False; 0.7.0: default True, the "
+            "behaviour of every release before 0.6.18.post1 (no empty-row check)",
+        ),
+    ],
+    normalizers=(_device_scales("bmm1_scale"), _device_scales("bmm2_scale")),
+)
+
 DECODE_SPECS = {e.name: e for e in (DECODE, MLA)}
-PREFILL_SPECS = {CONTEXT.name: CONTEXT}
+PREFILL_SPECS = {CONTEXT.name: CONTEXT, RAGGED.name: RAGGED}

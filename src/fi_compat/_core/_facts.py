@@ -163,6 +163,10 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "s": (("0.2.0.post1", None),),
         },
     ),
+    "comm.AllReduceFusionPattern": (
+        "0.2.7.post1",
+        {},
+    ),
     "comm.Mapping.__init__": (
         "0.2.7.post1",
         {
@@ -182,6 +186,10 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "auto_parallel": (("0.2.7.post1", None),),
             "enable_attention_dp": (("0.2.7.post1", None),),
         },
+    ),
+    "comm.QuantizationSFLayout": (
+        "0.2.7.post1",
+        {},
     ),
     "comm.allreduce_fusion": (
         "0.6.0",
@@ -564,6 +572,15 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "fa": (("0.2.7.post1", None),),
             "handles": (("0.2.7.post1", None),),
             "offsets": (("0.2.7.post1", None),),
+        },
+    ),
+    "concat_ops.concat_mla_k": (
+        "0.6.0",
+        {
+            "k": (("0.6.0", None),),
+            "k_nope": (("0.6.0", None),),
+            "k_rope": (("0.6.0", None),),
+            "backend": (("0.7.0", None),),
         },
     ),
     "cute_dsl.blockscaled_gemm.grouped_gemm_nt_masked": (
@@ -1112,6 +1129,22 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "sf_vec_size": (("0.4.0", None),),
             "mask": (("0.4.0", "0.5.0"),),
             "nvfp4_4over6": (("0.7.1", None),),
+        },
+    ),
+    "flashinfer.nvfp4_kv_dequantize": (
+        "0.6.7",
+        {
+            "fp4_data": (("0.6.7", None),),
+            "block_scales": (("0.6.7", None),),
+            "global_scale": (("0.6.7", None),),
+            "output_dtype": (("0.6.7", None),),
+        },
+    ),
+    "flashinfer.nvfp4_kv_quantize": (
+        "0.6.7",
+        {
+            "input": (("0.6.7", None),),
+            "global_scale": (("0.6.7", None),),
         },
     ),
     "flashinfer.nvfp4_quantize": (
@@ -2494,6 +2527,40 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "variable_window_token_ends": (("0.7.4", None),),
         },
     ),
+    "prefill.trtllm_ragged_attention_deepseek": (
+        "0.2.14",
+        {
+            "query": (("0.2.14", None),),
+            "key": (("0.2.14", None),),
+            "value": (("0.2.14", None),),
+            "workspace_buffer": (("0.2.14", None),),
+            "seq_lens": (("0.2.14", None),),
+            "max_q_len": (("0.2.14", None),),
+            "max_kv_len": (("0.2.14", None),),
+            "bmm1_scale": (("0.2.14", None),),
+            "bmm2_scale": (("0.2.14", None),),
+            "o_sf_scale": (("0.2.14", None),),
+            "batch_size": (("0.2.14", None),),
+            "window_left": (("0.2.14", None),),
+            "cum_seq_lens_q": (("0.2.14", None),),
+            "cum_seq_lens_kv": (("0.2.14", None),),
+            "enable_pdl": (("0.2.14", None),),
+            "is_causal": (("0.2.14", None),),
+            "return_lse": (("0.2.14", None),),
+            "attention_sinks": (("0.2.14", None),),
+            "out": (("0.2.14", None),),
+            "lse": (("0.2.14", None),),
+            "skip_softmax_threshold_scale_factor": (("0.6.4", None),),
+            "backend": (("0.6.10", None),),
+            "sage_attn_sfs": (("0.6.11", None),),
+            "num_elts_per_sage_attn_blk": (("0.6.11", None),),
+            "q_seq_lens_cpu": (("0.6.18", None),),
+            "kv_seq_lens_cpu": (("0.6.18", None),),
+            "use_fp16_softmax": (("0.6.18", None),),
+            "uses_spcompress": (("0.6.18", None),),
+            "skip_all_rows_active_check": (("0.6.18.post1", None),),
+        },
+    ),
     "rope.apply_llama31_rope_pos_ids": (
         "0.2.0.post1",
         {
@@ -2606,6 +2673,26 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "head_size": (("0.2.0.post2", None),),
             "cos_sin_cache": (("0.2.0.post2", None),),
             "is_neox": (("0.2.0.post2", None),),
+        },
+    ),
+    "rope.mla_rope_quantize_fp8": (
+        "0.2.11",
+        {
+            "q_rope": (("0.2.11", None),),
+            "k_rope": (("0.2.11", None),),
+            "q_nope": (("0.2.11", None),),
+            "k_nope": (("0.2.11", None),),
+            "cos_sin_cache": (("0.2.11", None),),
+            "pos_ids": (("0.2.11", None),),
+            "is_neox": (("0.2.11", None),),
+            "quantize_dtype": (("0.2.11", None),),
+            "quant_scale_q": (("0.2.11", None),),
+            "quant_scale_kv": (("0.2.11", None),),
+            "q_rope_out": (("0.2.11", None),),
+            "k_rope_out": (("0.2.11", None),),
+            "q_nope_out": (("0.2.11", None),),
+            "k_nope_out": (("0.2.11", None),),
+            "enable_pdl": (("0.5.0", None),),
         },
     ),
     "sampling.chain_speculative_sampling": (
@@ -2762,6 +2849,52 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "return_valid": (("0.6.7", None),),
         },
     ),
+    "topk.TopKTieBreak": (
+        "0.6.9",
+        {},
+    ),
+    "topk.top_k": (
+        "0.6.0",
+        {
+            "input": (("0.6.0", None),),
+            "k": (("0.6.0", None),),
+            "sorted": (("0.6.0", None),),
+            "deterministic": (("0.6.8", None),),
+            "tie_break": (("0.6.9", None),),
+            "dsa_graph_safe": (("0.6.10", None),),
+        },
+    ),
+    "topk.top_k_page_table_transform": (
+        "0.6.0",
+        {
+            "input": (("0.6.0", None),),
+            "src_page_table": (("0.6.0", None),),
+            "lengths": (("0.6.0", None),),
+            "k": (("0.6.0", None),),
+            "row_to_batch": (("0.6.0", None),),
+            "deterministic": (("0.6.8", None),),
+            "tie_break": (("0.6.9", None),),
+            "dsa_graph_safe": (("0.6.10", None),),
+            "row_starts": (("0.6.10", None),),
+            "page_table_row_starts": (("0.6.17", None),),
+            "page_size": (("0.6.18", None),),
+            "out": (("0.6.18", None),),
+            "out_raw_indices": (("0.6.18", None),),
+        },
+    ),
+    "topk.top_k_ragged_transform": (
+        "0.6.0",
+        {
+            "input": (("0.6.0", None),),
+            "offsets": (("0.6.0", None),),
+            "lengths": (("0.6.0", None),),
+            "k": (("0.6.0", None),),
+            "deterministic": (("0.6.8", None),),
+            "tie_break": (("0.6.9", None),),
+            "dsa_graph_safe": (("0.6.10", None),),
+            "row_starts": (("0.6.10", None),),
+        },
+    ),
 }
 
 # entry points a release removed: the first release without it
@@ -2833,6 +2966,7 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
     "fi_compat.comm.vllm_ar.meta_size": (0, None),
     "fi_compat.comm.vllm_ar.register_buffer": (2, None),
     "fi_compat.comm.vllm_ar.register_graph_buffers": (3, None),
+    "fi_compat.concat_ops.concat_mla_k": (3, None),
     "fi_compat.cute_dsl.CuteDslMoEWrapper.__init__": (
         17,
         "slot 17 is use_fused_finalize in 0.6.16-0.6.17, situ_beta in 0.6.18-0.7.4",
@@ -2986,6 +3120,10 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
         17,
         "slot 17 is sinks in 0.2.10-0.2.11.post2, enable_pdl in 0.2.11.post3-0.4.1, kv_layout in 0.5.0-0.7.4",
     ),
+    "fi_compat.prefill.trtllm_ragged_attention_deepseek": (
+        18,
+        "slot 18 is out in 0.2.14-0.6.3, skip_softmax_threshold_scale_factor in 0.6.4-0.7.4",
+    ),
     "fi_compat.quantization.block_scale_interleave": (1, None),
     "fi_compat.quantization.e2m1_and_ufp8sf_scale_to_float": (7, None),
     "fi_compat.quantization.fp4_quantize": (
@@ -2994,6 +3132,8 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
     ),
     "fi_compat.quantization.mxfp4_quantize": (4, None),
     "fi_compat.quantization.mxfp8_quantize": (6, None),
+    "fi_compat.quantization.nvfp4_kv_dequantize": (4, None),
+    "fi_compat.quantization.nvfp4_kv_quantize": (2, None),
     "fi_compat.quantization.nvfp4_quantize": (11, None),
     "fi_compat.rope.apply_llama31_rope_pos_ids": (10, None),
     "fi_compat.rope.apply_llama31_rope_pos_ids_inplace": (10, None),
@@ -3003,6 +3143,7 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
     "fi_compat.rope.apply_rope_pos_ids_inplace": (7, None),
     "fi_compat.rope.apply_rope_with_cos_sin_cache": (6, None),
     "fi_compat.rope.apply_rope_with_cos_sin_cache_inplace": (6, None),
+    "fi_compat.rope.mla_rope_quantize_fp8": (15, None),
     "fi_compat.sampling.chain_speculative_sampling": (9, None),
     "fi_compat.sampling.min_p_sampling_from_probs": (9, None),
     "fi_compat.sampling.sampling_from_logits": (7, None),
@@ -3015,4 +3156,7 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
     "fi_compat.sampling.top_k_top_p_sampling_from_probs": (12, None),
     "fi_compat.sampling.top_p_renorm_probs": (3, None),
     "fi_compat.sampling.top_p_sampling_from_probs": (9, None),
+    "fi_compat.topk.top_k": (6, None),
+    "fi_compat.topk.top_k_page_table_transform": (10, None),
+    "fi_compat.topk.top_k_ragged_transform": (8, None),
 }

@@ -1,0 +1,51 @@
+"""``fi_compat.concat_ops`` against the release of the cell: each function resolves to
+FlashInfer's own, and the static suite's cases run with the innermost call replaced by a
+spy bound to ``inspect.signature`` of that function; on a release before 0.6.0 the
+typed error."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+import pytest
+
+from fi_compat import errors
+from fi_compat._adapters.concat_ops import SPECS
+from fi_compat.detection import Distribution
+from fi_compat.registry import at_least, place
+from support.concat_ops_cases import CASES
+
+CELL = os.environ.get("FI_COMPAT_CELL")
+pytestmark = [
+    pytest.mark.contract,
+    pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
+    # `import flashinfer` crashes in these cells; a crashed import leaves submodules in
+    # sys.modules that later tests of the same cell would reach (test_registry_contract
+    # checks the documented failure for every facade module)
+    pytest.mark.skipif(
+        os.environ.get("FI_COMPAT_CELL_EXPECT") == "import-crash",
+        reason="import flashinfer fails here (import-crash)",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
+@pytest.mark.parametrize("name", list(SPECS))
+def test_live_policy(name: str, case: Any) -> None:
+    assert CELL is not None
+    e = SPECS[name]
+    # no flashinfer.concat_ops before 0.6.0: the typed error, nothing imported
+    if not at_least(place(CELL), e.since):
+        with pytest.raises(errors.UnsupportedFlashInferVersionError, match=r"0\.6\.0"):
+            e.select(Distribution("flashinfer-python", CELL, "<cell>", "")).resolve()
+        return
+    a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
+    try:
+        real = a.resolve()
+    except errors.FlashInferImportError as exc:
+        assert os.environ.get("FI_COMPAT_CELL_EXPECT") != "live", exc
+        pytest.skip(f"flashinfer.concat_ops does not import here: {exc}")
+    sig = inspect.signature(real)
+    case(name, CELL, sig)

@@ -1,0 +1,70 @@
+"""``fi_compat.topk`` against the release of the cell: each function resolves to
+FlashInfer's own, and the static suite's cases run with the innermost call replaced by a
+spy bound to ``inspect.signature`` of that function; on a release before 0.6.0 the
+typed error."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+import pytest
+
+from fi_compat import errors
+from fi_compat._adapters.topk import SPECS
+from fi_compat.detection import Distribution
+from fi_compat.registry import at_least, place
+from support.topk_cases import CASES
+
+CELL = os.environ.get("FI_COMPAT_CELL")
+pytestmark = [
+    pytest.mark.contract,
+    pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
+    # `import flashinfer` crashes in these cells; a crashed import leaves submodules in
+    # sys.modules that later tests of the same cell would reach (test_registry_contract
+    # checks the documented failure for every facade module)
+    pytest.mark.skipif(
+        os.environ.get("FI_COMPAT_CELL_EXPECT") == "import-crash",
+        reason="import flashinfer fails here (import-crash)",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
+@pytest.mark.parametrize("name", list(SPECS))
+def test_live_policy(name: str, case: Any) -> None:
+    assert CELL is not None
+    e = SPECS[name]
+    if not at_least(
+        place(CELL), e.since
+    ):  # no flashinfer.topk before 0.6.0: the typed error, nothing imported
+        with pytest.raises(errors.UnsupportedFlashInferVersionError, match=r"0\.6\.0"):
+            e.select(Distribution("flashinfer-python", CELL, "<cell>", "")).resolve()
+        return
+    a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
+    try:
+        real = a.resolve()
+    except errors.FlashInferImportError as exc:
+        assert os.environ.get("FI_COMPAT_CELL_EXPECT") != "live", exc
+        pytest.skip(f"flashinfer.topk does not import here: {exc}")
+    sig = inspect.signature(real)
+    case(name, CELL, sig)
+
+
+def test_live_tie_break_enum() -> None:
+    """``TopKTieBreak`` is FlashInfer's own enum from 0.6.9, the typed error before."""
+    assert CELL is not None
+    from fi_compat._adapters.topk import ALL_REEXPORTS
+
+    (row,) = ALL_REEXPORTS
+    dist = Distribution("flashinfer-python", CELL, "<cell>", "")
+    if not at_least(place(CELL), "0.6.9"):
+        with pytest.raises(errors.UnsupportedFlashInferVersionError, match=r"0\.6\.9"):
+            row.resolve(dist)
+        return
+    import flashinfer.topk
+
+    tie = row.resolve(dist)
+    assert tie is flashinfer.topk.TopKTieBreak
+    assert {m.name: int(m) for m in tie} == {"NONE": 0, "SMALL": 1, "LARGE": 2}
