@@ -38,8 +38,9 @@ def fused_kda_decode(
     output: Tensor | None = ...,
     *,
     backend: Literal["cute-dsl", "cake", "auto"] = ...,
-    state_indices_mode: Literal["positive_unique", "unique_or_null", "repeated_positive"]
-    | None = ...,
+    state_indices_mode: Literal[
+        "positive_unique", "unique_or_null", "repeated_positive"
+    ] | None = ...,
 ) -> Tensor:
     """The fused Kimi KDA decode pipeline: width-4 causal conv + SiLU, one recurrent KDA
     update and gated RMSNorm (head dim 128); ``conv_state`` and ``state`` updated in
