@@ -75,7 +75,7 @@ def test_reasons_for_what_is_not_reached() -> None:
         ("_sparse_mla_sm120_paged_attention", "out of scope: private"),
         ("get_compute_capability", "fi_compat.device"),
         ("all_reduce_reg", "absent from every release"),
-        ("selective_state_update", "not yet"),
+        ("trtllm_batch_decode_sparse_mla_dsv4", "not yet"),
     ]:
         assert not REACH.reachable(BY_NAME[name]), name
         assert words in cov.reason(BY_NAME[name], REACH), (name, cov.reason(BY_NAME[name], REACH))
@@ -103,7 +103,7 @@ def test_main_prints_before_and_now(capsys: pytest.CaptureFixture[str], tmp_path
     out = capsys.readouterr().out
     assert re.search(r"^all\s+\d+ ->\s+\d+ / 12 ", out, re.M), out
     page = docs.read_text()
-    assert "`selective_state_update`" in page and "`silu_and_mul`" not in page
+    assert "`trtllm_batch_decode_sparse_mla_dsv4`" in page and "`silu_and_mul`" not in page
 
 
 def test_main_without_the_inventory_says_where_to_find_it(

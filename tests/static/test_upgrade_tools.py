@@ -261,7 +261,7 @@ def test_scan_tells_same_meaning_from_shifted_meaning(scanned: dict[str, Any]) -
     for r in ("0.6.18", "0.6.8.post1", "0.7.0"):
         assert plan["releases"][r]["status"] == "same", r
     assert plan["fi_compat"]["needs_written_for"]
-    untouched = _site(scanned, "call", "flashinfer.top_k_page_table_transform")
+    untouched = _site(scanned, "call", "flashinfer.decode.xqa_batch_decode_with_kv_cache")
     assert untouched["fi_compat"] == {"covered": False}
 
 
@@ -346,7 +346,9 @@ def test_migrate_dry_run_prints_a_diff_and_writes_nothing(
     assert "-from flashinfer.fused_moe import RoutingMethodType, trtllm_fp4_block_scale_moe" in out
     assert "+from fi_compat.fused_moe import RoutingMethodType, trtllm_fp4_block_scale_moe" in out
     assert "would rewrite 3 files" in out
-    assert "layers/gdn.py:31 flashinfer.top_k_page_table_transform" in out  # listed, untouched
+    assert (
+        "layers/gdn.py:31 flashinfer.decode.xqa_batch_decode_with_kv_cache" in out
+    )  # listed, untouched
 
 
 def test_migrate_write_keeps_layout_and_meaning(engine_copy: Path) -> None:
@@ -368,7 +370,10 @@ def test_migrate_write_keeps_layout_and_meaning(engine_copy: Path) -> None:
     # attribute chains through module aliases; the alias import goes, uncovered stays
     assert "fi_compat.norm.rmsnorm(x, weight, eps)" in gdn
     assert "import flashinfer.norm as fi_norm" not in gdn
-    assert "flashinfer.top_k_page_table_transform(" in gdn and "\nimport flashinfer\n" in gdn
+    assert (
+        "flashinfer.decode.xqa_batch_decode_with_kv_cache(" in gdn
+        and "\nimport flashinfer\n" in gdn
+    )
     # what the rewritten code names exists in fi_compat (no FlashInfer needed), and the
     # written_for binder puts slot 28 where 0.6.17 did
     code = (

@@ -26,6 +26,8 @@ def sample(logits, top_k, top_p):
     return flashinfer.sampling.top_k_top_p_sampling_from_logits(logits, top_k, top_p)
 
 
-def page_table(topk_indices, page_table, lengths):
+def xqa_decode(q, kv_cache, workspace, block_tables, seq_lens):
     # not covered by fi_compat: left to FlashInfer
-    return flashinfer.top_k_page_table_transform(topk_indices, page_table, lengths, 64)
+    return flashinfer.decode.xqa_batch_decode_with_kv_cache(
+        q, kv_cache, workspace, block_tables, seq_lens, 4096
+    )
