@@ -653,16 +653,20 @@ HELPERS = {
 #   (:class:`SfRowIndices`), also for the two cached helpers with ``num_elts_per_sf``.
 # * ``interleave_moe_scales_for_sm90_mixed_gemm`` returns the layout the installed
 #   release's SM90 mixed-input CUTLASS kernel reads: ``[E, K/128, rows * 128/group]``
-#   in 0.6.10-0.6.12, ``[E, rows/64, K/128, folded_m, 128/bits]`` from 0.6.13 (PR
-#   "fp4_fp8" W4A8 support); it is forwarded as it is (reshaping it to another release's
-#   layout would feed the kernel a wrong layout).  0.6.10-0.6.12 take only ``uint8``
-#   scales (a typed refusal naming 0.6.13 here); ``quant_type="fp4_fp8"`` of the weights
-#   helper is 0.6.13+.
+#   (uint8 scales only) in 0.6.10-0.6.15.post1, 0.6.16.post3 and 0.6.17;
+#   ``[E, rows/64, K/128, folded_m, 128/bits]`` (any element size) in 0.6.16-0.6.16.post2
+#   and 0.6.18+ (fused_moe/prepare.py, with the W4A8 ``quant_type="fp4_fp8"`` of the
+#   weights helper; 0.6.16.post3 and 0.6.17 ship core.py's older versions again, read
+#   from their wheels).  The result is forwarded as it is: reshaping it to another
+#   release's layout would feed the kernel a layout it does not read.  What the release
+#   rejects with ``ValueError`` is refused before the call (:class:`Sm90Prepare`).
 _PERMUTE_KEY_W3_W1 = "0.6.18"  # (tag, shape, tile, num_elts_per_sf, is_gated_act_gemm)
 _PERMUTE_KEY_W2 = "0.7.0"  # (tag, shape, tile, num_elts_per_sf, is_gated_act_gemm)
 _SF_WIDE = "0.6.0"  # bfloat16 input and num_elts_per_sf=32 (utils.py asserts)
 _SF_ANY_K = "0.6.12"  # no ``K % 4 == 0`` assert
-_SM90_SCALES = "0.6.13"  # scales of any dtype (element size), 5-D layout
+_SM90_NEW = "0.6.16"  # scales of any element size, 5-D layout, "fp4_fp8" (prepare.py)
+_SM90_OLD_AGAIN = "0.6.16.post3"  # 0.6.13's versions again (core.py)
+_SM90_NEW_AGAIN = "0.6.18"
 
 
 class _KeyedCache:
@@ -685,7 +689,11 @@ class _KeyedCache:
         self._d[self._k] = value
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _KeyedCache) and other._d is self._d and other._k == self._k
+        # a view of the caller's dict: equal to that very dict, or to a view of it
+        # with the same key (the generated and reference paths build one each)
+        if isinstance(other, _KeyedCache):
+            return other._d is self._d and other._k == self._k
+        return other is self._d
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -762,38 +770,66 @@ class SfRowIndices(Normalizer):
         return check
 
 
-class Sm90ScaleDtype(Normalizer):
-    """``interleave_moe_scales_for_sm90_mixed_gemm`` before 0.6.13 takes ``uint8``
-    (E8M0) scales only (0.6.10 core.py: ``ValueError``); refused here, naming 0.6.13."""
+def _sm90_new(pl: Any) -> bool:
+    """The release has 0.6.16's SM90 mixed-GEMM preparation (fused_moe/prepare.py:
+    scales of any element size in the 5-D layout, ``quant_type="fp4_fp8"``): 0.6.16,
+    0.6.16.post1, 0.6.16.post2 and 0.6.18+.  0.6.16.post3 and 0.6.17 ship 0.6.13's
+    versions again (in core.py; read from their wheels)."""
+    return at_least(pl, _SM90_NEW_AGAIN) or (
+        at_least(pl, _SM90_NEW) and not at_least(pl, _SM90_OLD_AGAIN)
+    )
 
-    args = ("scales",)
+
+class Sm90Prepare(Normalizer):
+    """A value of the SM90 mixed-GEMM preparation helpers the installed release rejects
+    with ``ValueError`` (see :func:`_sm90_new`): non-uint8 ``scales`` of
+    ``interleave_moe_scales_for_sm90_mixed_gemm`` ("scales must be uint8 (E8M0)"),
+    ``quant_type="fp4_fp8"`` of ``interleave_moe_weights_for_sm90_mixed_gemm``; refused
+    before the call, naming the release that takes it."""
+
     out = ()
-    boundaries = (_SM90_SCALES,)
+    boundaries = (_SM90_NEW, _SM90_OLD_AGAIN, _SM90_NEW_AGAIN)
+
+    def __init__(self, param: str) -> None:
+        self.args = (param,)
 
     def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
         pl = adapter.placement
-        if pl is None or at_least(pl, _SM90_SCALES):
+        if pl is None or _sm90_new(pl):
             return None
         import torch
 
-        where, release = adapter.entry.dotted, str(adapter.release)
+        where, release, param = adapter.entry.dotted, str(adapter.release), self.args[0]
+        minimum = _SM90_NEW if not at_least(pl, _SM90_NEW) else _SM90_NEW_AGAIN
 
-        def check(scales: Any) -> tuple[Any, ...]:
-            if scales.dtype != torch.uint8:
-                raise UnsupportedParameterError(
-                    f"{where}: scales of dtype {scales.dtype} need flashinfer-python>="
-                    f"{_SM90_SCALES}; installed: {release} interleaves uint8 (E8M0) "
-                    f"scales only. Fix: pip install 'flashinfer-python>={_SM90_SCALES}'",
-                    parameter="scales",
-                    installed=release,
-                    minimum=_SM90_SCALES,
-                )
+        def refuse(what: str) -> UnsupportedParameterError:
+            return UnsupportedParameterError(
+                f"{where}: {what} needs flashinfer-python>={minimum} (0.6.16-0.6.16.post2 "
+                f"or 0.6.18+; 0.6.16.post3 and 0.6.17 do not take it); installed: "
+                f"{release}. Fix: pip install 'flashinfer-python>={_SM90_NEW_AGAIN}'",
+                parameter=param,
+                installed=release,
+                minimum=minimum,
+            )
+
+        if param == "scales":
+
+            def check(scales: Any) -> tuple[Any, ...]:
+                if scales.dtype != torch.uint8:
+                    raise refuse(f"scales of dtype {scales.dtype}")
+                return ()
+
+            return check
+
+        def check_type(quant_type: Any) -> tuple[Any, ...]:
+            if quant_type == "fp4_fp8":
+                raise refuse("quant_type='fp4_fp8'")
             return ()
 
-        return check
+        return check_type
 
 
-def _layout(name: str, module: str, params: list[Param], **kw: Any) -> EntryPoint:
+def _layout_helper(name: str, module: str, params: list[Param], **kw: Any) -> EntryPoint:
     return _entry(
         name,
         params,
@@ -815,7 +851,7 @@ _W2_GATED_REF = (
 LAYOUTS = {
     e.name: e
     for e in (
-        _layout(
+        _layout_helper(
             "get_w2_permute_indices_with_cache",
             _CORE,
             [
@@ -827,7 +863,7 @@ LAYOUTS = {
                 SfRowIndices("dst_w2_weight", given_only=True),
             ],
         ),
-        _layout(
+        _layout_helper(
             "maybe_get_cached_w3_w1_permute_indices",
             _CORE,
             [
@@ -841,29 +877,30 @@ LAYOUTS = {
                 SfRowIndices("dst_w3_w1_weight", given_only=True),
             ],
         ),
-        _layout("get_reorder_rows_for_gated_act_gemm_row_indices", _CORE, [Param("x")]),
-        _layout("convert_to_block_layout", "flashinfer.fused_moe", [Param("input_tensor")]),
-        _layout("get_shuffle_matrix_a_row_indices", _UTILS, [Param("input_tensor")]),
-        _layout(
+        _layout_helper("get_reorder_rows_for_gated_act_gemm_row_indices", _CORE, [Param("x")]),
+        _layout_helper("convert_to_block_layout", "flashinfer.fused_moe", [Param("input_tensor")]),
+        _layout_helper("get_shuffle_matrix_a_row_indices", _UTILS, [Param("input_tensor")]),
+        _layout_helper(
             "get_shuffle_matrix_sf_a_row_indices",
             _UTILS,
             [Param("input_tensor")],
             normalizers=[SfRowIndices("input_tensor", given_only=False)],
         ),
-        _layout(
+        _layout_helper(
             "interleave_moe_scales_for_sm90_mixed_gemm",
             "flashinfer.fused_moe",
             [Param("scales")],
-            normalizers=[Sm90ScaleDtype()],
+            normalizers=[Sm90Prepare("scales")],
         ),
-        _layout(
+        _layout_helper(
             "interleave_moe_weights_for_sm90_mixed_gemm",
             "flashinfer.fused_moe",
-            [Param("quant_type", value_since={"fp4_fp8": "0.6.13"}, ref="0.6.13 qtype_map")],
+            [],
+            normalizers=[Sm90Prepare("quant_type")],
             devices=any_cuda_device,
             matrix_note="weight preparation (CUDA tensors: a CUTLASS kernel)",
         ),
-        _layout(
+        _layout_helper(
             "fused_topk_deepseek",
             "flashinfer.fused_moe",
             [Param("routing_replay_out", note="int16 expert-id record (0.6.8+)")],
