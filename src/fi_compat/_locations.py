@@ -396,6 +396,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.tactics_blocklist_gen": ("0.6.15", None),
         "flashinfer.tllm_enums": ("0.6.7", None),
     },
+    "_maybe_get_cached_w3_w1_permute_indices": {
+        "flashinfer.fused_moe.core": ("0.2.11", None),
+    },
     "all_reduce": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
@@ -475,6 +478,11 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.gdn_paged": ("0.7.4", None),
         "flashinfer.gdn_prefill": ("0.6.0", None),
     },
+    "convert_to_block_layout": {
+        "flashinfer.fused_moe": ("0.2.9", None),
+        "flashinfer.fused_moe.core": ("0.2.9", None),
+        "flashinfer.trtllm_low_latency_gemm": ("0.4.1", None),
+    },
     "create_allreduce_fusion_workspace": {
         "flashinfer.comm": ("0.6.0", None),
         "flashinfer.comm.allreduce": ("0.6.0", None),
@@ -534,6 +542,11 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.6.7", None),
         "flashinfer.norm": ("0.6.0", None),
     },
+    "fused_topk_deepseek": {
+        "flashinfer.dsv3_ops": ("0.6.0", None),
+        "flashinfer.fused_moe": ("0.6.0", None),
+        "flashinfer.fused_moe.fused_routing_dsv3": ("0.6.0", None),
+    },
     "gated_delta_rule_decode": {
         "flashinfer.gdn_decode": ("0.6.2", None),
     },
@@ -571,6 +584,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     "get_graph_buffer_ipc_meta": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
+    "get_reorder_rows_for_gated_act_gemm_row_indices": {
+        "flashinfer.fused_moe.core": ("0.2.9", None),
+    },
     "get_seq_lens": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.decode": ("0.2.0.post2", None),
@@ -579,8 +595,34 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.prefill": ("0.2.0.post1", None),
         "flashinfer.sparse": ("0.2.0.post1", "0.2.0.post1"),
     },
+    "get_shuffle_matrix_a_row_indices": {
+        "flashinfer.fp4_quantization": ("0.2.9", "0.6.6"),
+        "flashinfer.fused_moe.core": ("0.2.11", None),
+        "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+        "flashinfer.utils": ("0.2.9", None),
+    },
+    "get_shuffle_matrix_sf_a_row_indices": {
+        "flashinfer.fp4_quantization": ("0.2.9", "0.6.6"),
+        "flashinfer.fused_moe.core": ("0.2.11", None),
+        "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+        "flashinfer.utils": ("0.2.9", None),
+    },
+    "get_w2_permute_indices_with_cache": {
+        "flashinfer.fused_moe.core": ("0.4.1", None),
+        "flashinfer.trtllm_low_latency_gemm": ("0.4.1", None),
+    },
     "init_custom_ar": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
+    },
+    "interleave_moe_scales_for_sm90_mixed_gemm": {
+        "flashinfer.fused_moe": ("0.6.10", None),
+        "flashinfer.fused_moe.core": ("0.6.10", None),
+        "flashinfer.fused_moe.prepare": ("0.6.16", None),
+    },
+    "interleave_moe_weights_for_sm90_mixed_gemm": {
+        "flashinfer.fused_moe": ("0.6.10", None),
+        "flashinfer.fused_moe.core": ("0.6.10", None),
+        "flashinfer.fused_moe.prepare": ("0.6.16", None),
     },
     "is_mnnvl_fabric_supported": {
         "flashinfer.comm.mnnvl": ("0.6.0", None),
@@ -918,6 +960,7 @@ PROVIDERS: dict[str, str] = {
     "TorchDistBackend": "comm.mnnvl",
     "TuningConfig": "autotuner",
     "WeightLayout": "enums",
+    "_maybe_get_cached_w3_w1_permute_indices": "fused_moe",
     "all_reduce": "comm.vllm_ar",
     "allreduce_fusion": "comm",
     "append_paged_kv_cache": "page",
@@ -934,6 +977,7 @@ PROVIDERS: dict[str, str] = {
     "bmm_fp8": "gemm",
     "chain_speculative_sampling": "sampling",
     "chunk_gated_delta_rule": "gdn_prefill",
+    "convert_to_block_layout": "fused_moe",
     "create_allreduce_fusion_workspace": "comm",
     "cutlass_fused_moe": "fused_moe",
     "decode_cp_a2a_allocate_mnnvl_workspace": "comm",
@@ -947,6 +991,7 @@ PROVIDERS: dict[str, str] = {
     "fp8_blockscale_gemm_sm90": "gemm",
     "fused_add_rmsnorm": "norm",
     "fused_add_rmsnorm_quant": "norm",
+    "fused_topk_deepseek": "fused_moe",
     "gated_delta_rule_decode": "gdn_decode",
     "gated_delta_rule_decode_pretranspose": "gdn_decode",
     "gated_delta_rule_mtp": "gdn_decode",
@@ -957,8 +1002,14 @@ PROVIDERS: dict[str, str] = {
     "gemma_rmsnorm": "norm",
     "get_batch_indices_positions": "page",
     "get_graph_buffer_ipc_meta": "comm.vllm_ar",
+    "get_reorder_rows_for_gated_act_gemm_row_indices": "fused_moe",
     "get_seq_lens": "page",
+    "get_shuffle_matrix_a_row_indices": "fused_moe",
+    "get_shuffle_matrix_sf_a_row_indices": "fused_moe",
+    "get_w2_permute_indices_with_cache": "fused_moe",
     "init_custom_ar": "comm.vllm_ar",
+    "interleave_moe_scales_for_sm90_mixed_gemm": "fused_moe",
+    "interleave_moe_weights_for_sm90_mixed_gemm": "fused_moe",
     "is_mnnvl_fabric_supported": "comm.mnnvl",
     "layernorm": "norm",
     "merge_state": "cascade",
