@@ -904,7 +904,9 @@ LAYOUTS = {
             "fused_topk_deepseek",
             "flashinfer.fused_moe",
             [Param("routing_replay_out", note="int16 expert-id record (0.6.8+)")],
-            feature="moe.routing",
+            # a JIT kernel (get_dsv3_fused_routing_module), not the TRTLLM-gen MoE cubins:
+            # the "moe" rows of the known-issues table do not apply
+            feature="routing.dsv3",
             devices=any_cuda_device,
             matrix_note="DeepSeek-V3 routing kernel (CUDA tensors)",
         ),
