@@ -701,7 +701,7 @@ def reorder_rows_for_gated_act_gemm(x: Tensor, **kwargs: Any) -> Tensor:
 
 
 def get_w2_permute_indices_with_cache(
-    _cache_permute_indices: dict[Any, Any],
+    _cache_permute_indices: Any,  # the caller's memo dict (unchecked: handed on as a keyed view)
     dst_w2_weight: Tensor,
     epilogue_tile_m: int,
     num_elts_per_sf: int | None = None,
@@ -721,7 +721,7 @@ def get_w2_permute_indices_with_cache(
 
 
 def maybe_get_cached_w3_w1_permute_indices(
-    _cache_permute_indices: dict[Any, Any],
+    _cache_permute_indices: Any,  # the caller's memo dict (unchecked: handed on as a keyed view)
     dst_w3_w1_weight: Tensor,
     epilogue_tile_m: int,
     num_elts_per_sf: int | None = None,

@@ -244,7 +244,7 @@ def get_shuffle_matrix_sf_a_row_indices(
     """
 
 def get_w2_permute_indices_with_cache(
-    _cache_permute_indices: dict[Any, Any],
+    _cache_permute_indices: Any,
     dst_w2_weight: Tensor,
     epilogue_tile_m: int,
     num_elts_per_sf: int | None = ...,
@@ -278,7 +278,7 @@ def interleave_moe_weights_for_sm90_mixed_gemm(weight: Tensor, quant_type: str =
     """
 
 def maybe_get_cached_w3_w1_permute_indices(
-    _cache_permute_indices: dict[Any, Any],
+    _cache_permute_indices: Any,
     dst_w3_w1_weight: Tensor,
     epilogue_tile_m: int,
     num_elts_per_sf: int | None = ...,
