@@ -55,7 +55,10 @@ from fi_compat.registry import KNOWN_RELEASES  # noqa: E402
 from snapshot import Archive, release_archive  # noqa: E402
 
 OUT = ROOT / "src" / "fi_compat" / "_locations.py"
-SCAN_VERSION = 2  # bump when the scan's rules change (invalidates the cache)
+SCAN_VERSION = 3  # bump when the scan's rules change (invalidates the cache)
+# private FlashInfer names engines import (fi_compat serves them under a public name too):
+# indexed like public ones, so FlashInfer's own spelling resolves in its module
+PRIVATE_NAMES = frozenset({"_maybe_get_cached_w3_w1_permute_indices"})
 ENUM_HOMES = ("flashinfer.fused_moe", "flashinfer")  # an enum without a snapshot: from here
 
 # a binding: ("def", module, name) | ("import", module, name) | ("module", module);
@@ -216,7 +219,7 @@ class Release:
         out: dict[str, dict[str, str]] = {}
         for module in sorted(self.files):
             for name in sorted(self.namespace(module)):
-                if name.startswith("_"):
+                if name.startswith("_") and name not in PRIVATE_NAMES:
                     continue
                 hit = self.resolve(module, name)
                 if hit is not None:

@@ -406,6 +406,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.tactics_blocklist_gen": ("0.6.15", None),
         "flashinfer.tllm_enums": ("0.6.7", None),
     },
+    "_maybe_get_cached_w3_w1_permute_indices": {
+        "flashinfer.fused_moe.core": ("0.2.11", None),
+    },
     "all_reduce": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
@@ -495,6 +498,11 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.fused_moe.cute_dsl.blackwell_sm12x.moe_dispatch": ("0.6.15", None),
         "flashinfer.fused_moe.cute_dsl.fused_moe": ("0.6.16", None),
     },
+    "convert_to_block_layout": {
+        "flashinfer.fused_moe": ("0.2.9", None),
+        "flashinfer.fused_moe.core": ("0.2.9", None),
+        "flashinfer.trtllm_low_latency_gemm": ("0.4.1", None),
+    },
     "create_allreduce_fusion_workspace": {
         "flashinfer.comm": ("0.6.0", None),
         "flashinfer.comm.allreduce": ("0.6.0", None),
@@ -564,6 +572,11 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer": ("0.6.18", None),
         "flashinfer.kda_decode": ("0.6.18", None),
     },
+    "fused_topk_deepseek": {
+        "flashinfer.dsv3_ops": ("0.6.0", None),
+        "flashinfer.fused_moe": ("0.6.0", None),
+        "flashinfer.fused_moe.fused_routing_dsv3": ("0.6.0", None),
+    },
     "gated_delta_rule_decode": {
         "flashinfer.gdn_decode": ("0.6.2", None),
     },
@@ -601,6 +614,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     "get_graph_buffer_ipc_meta": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
     },
+    "get_reorder_rows_for_gated_act_gemm_row_indices": {
+        "flashinfer.fused_moe.core": ("0.2.9", None),
+    },
     "get_seq_lens": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.decode": ("0.2.0.post2", None),
@@ -608,6 +624,22 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.pod": ("0.2.4", None),
         "flashinfer.prefill": ("0.2.0.post1", None),
         "flashinfer.sparse": ("0.2.0.post1", "0.2.0.post1"),
+    },
+    "get_shuffle_matrix_a_row_indices": {
+        "flashinfer.fp4_quantization": ("0.2.9", "0.6.6"),
+        "flashinfer.fused_moe.core": ("0.2.11", None),
+        "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+        "flashinfer.utils": ("0.2.9", None),
+    },
+    "get_shuffle_matrix_sf_a_row_indices": {
+        "flashinfer.fp4_quantization": ("0.2.9", "0.6.6"),
+        "flashinfer.fused_moe.core": ("0.2.11", None),
+        "flashinfer.quantization.fp4_quantization": ("0.6.7", None),
+        "flashinfer.utils": ("0.2.9", None),
+    },
+    "get_w2_permute_indices_with_cache": {
+        "flashinfer.fused_moe.core": ("0.4.1", None),
+        "flashinfer.trtllm_low_latency_gemm": ("0.4.1", None),
     },
     "grouped_gemm_nt_masked": {
         "flashinfer.cute_dsl": ("0.6.0", None),
@@ -618,6 +650,16 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     },
     "init_custom_ar": {
         "flashinfer.comm.vllm_ar": ("0.2.7.post1", None),
+    },
+    "interleave_moe_scales_for_sm90_mixed_gemm": {
+        "flashinfer.fused_moe": ("0.6.10", None),
+        "flashinfer.fused_moe.core": ("0.6.10", None),
+        "flashinfer.fused_moe.prepare": ("0.6.16", None),
+    },
+    "interleave_moe_weights_for_sm90_mixed_gemm": {
+        "flashinfer.fused_moe": ("0.6.10", None),
+        "flashinfer.fused_moe.core": ("0.6.10", None),
+        "flashinfer.fused_moe.prepare": ("0.6.16", None),
     },
     "is_mnnvl_fabric_supported": {
         "flashinfer.comm.mnnvl": ("0.6.0", None),
@@ -1022,6 +1064,7 @@ PROVIDERS: dict[str, str] = {
     "TorchDistBackend": "comm.mnnvl",
     "TuningConfig": "autotuner",
     "WeightLayout": "enums",
+    "_maybe_get_cached_w3_w1_permute_indices": "fused_moe",
     "all_reduce": "comm.vllm_ar",
     "allreduce_fusion": "comm",
     "append_paged_kv_cache": "page",
@@ -1040,6 +1083,7 @@ PROVIDERS: dict[str, str] = {
     "chunk_gated_delta_rule": "gdn_prefill",
     "concat_mla_k": "concat_ops",
     "convert_sf_to_mma_layout": "cute_dsl",
+    "convert_to_block_layout": "fused_moe",
     "create_allreduce_fusion_workspace": "comm",
     "cute_dsl_fused_moe_nvfp4": "cute_dsl",
     "cutlass_fused_moe": "fused_moe",
@@ -1055,6 +1099,7 @@ PROVIDERS: dict[str, str] = {
     "fused_add_rmsnorm": "norm",
     "fused_add_rmsnorm_quant": "norm",
     "fused_kda_decode": "kda_decode",
+    "fused_topk_deepseek": "fused_moe",
     "gated_delta_rule_decode": "gdn_decode",
     "gated_delta_rule_decode_pretranspose": "gdn_decode",
     "gated_delta_rule_mtp": "gdn_decode",
@@ -1065,9 +1110,15 @@ PROVIDERS: dict[str, str] = {
     "gemma_rmsnorm": "norm",
     "get_batch_indices_positions": "page",
     "get_graph_buffer_ipc_meta": "comm.vllm_ar",
+    "get_reorder_rows_for_gated_act_gemm_row_indices": "fused_moe",
     "get_seq_lens": "page",
+    "get_shuffle_matrix_a_row_indices": "fused_moe",
+    "get_shuffle_matrix_sf_a_row_indices": "fused_moe",
+    "get_w2_permute_indices_with_cache": "fused_moe",
     "grouped_gemm_nt_masked": "cute_dsl",
     "init_custom_ar": "comm.vllm_ar",
+    "interleave_moe_scales_for_sm90_mixed_gemm": "fused_moe",
+    "interleave_moe_weights_for_sm90_mixed_gemm": "fused_moe",
     "is_mnnvl_fabric_supported": "comm.mnnvl",
     "layernorm": "norm",
     "merge_state": "cascade",

@@ -21,7 +21,7 @@ FlashInfer's own function.
 
 from __future__ import annotations
 
-from ._adapters.fused_moe import HELPERS, SPECS
+from ._adapters.fused_moe import HELPERS, LAYOUTS, SPECS
 from ._core import OMIT, lazy_facades
 from .device import supports_cutlass_moe, supports_trtllm_moe
 from .enums import (
@@ -697,9 +697,137 @@ def reorder_rows_for_gated_act_gemm(x: Tensor, **kwargs: Any) -> Tensor:
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
+# -- MoE weight-layout helpers (FlashInfer's fused_moe.core / fused_moe / utils) ---------
+
+
+def get_w2_permute_indices_with_cache(
+    _cache_permute_indices: Any,  # the caller's memo dict (unchecked: handed on as a keyed view)
+    dst_w2_weight: Tensor,
+    epilogue_tile_m: int,
+    num_elts_per_sf: int | None = None,
+    is_gated_act_gemm: bool | None = None,
+    **kwargs: Any,
+) -> Tensor:
+    """Row permutation of an FC2 weight (or, with ``num_elts_per_sf``, its block scales)
+    for the TRTLLM-gen MoE kernels, memoised in ``_cache_permute_indices``
+    (``flashinfer.fused_moe.core.get_w2_permute_indices_with_cache``).
+
+    The dict is keyed as 0.7.4 keys it on every release, ``("w2", shape,
+    epilogue_tile_m, num_elts_per_sf, is_gated_act_gemm)``: before 0.6.18 FlashInfer
+    keyed it by shape only, and returned a cached permutation computed for another
+    ``epilogue_tile_m``.  ``is_gated_act_gemm`` (0.7.0+) only separates cache entries.
+    {release_notes}"""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def maybe_get_cached_w3_w1_permute_indices(
+    _cache_permute_indices: Any,  # the caller's memo dict (unchecked: handed on as a keyed view)
+    dst_w3_w1_weight: Tensor,
+    epilogue_tile_m: int,
+    num_elts_per_sf: int | None = None,
+    is_gated_act_gemm: bool = True,
+    **kwargs: Any,
+) -> Tensor:
+    """Row permutation of a fused FC1 (w3/w1) weight or its block scales: the
+    gated-activation interleave (with ``is_gated_act_gemm``), then the TRTLLM-gen shuffle,
+    memoised in ``_cache_permute_indices``
+    (``flashinfer.fused_moe.core._maybe_get_cached_w3_w1_permute_indices``, also reachable
+    here under that name).
+
+    The dict is keyed as 0.7.4 keys it on every release, ``("w3_w1", shape,
+    epilogue_tile_m, num_elts_per_sf, is_gated_act_gemm)``: before 0.6.18 FlashInfer keyed
+    it by shape only and returned a permutation cached for another ``epilogue_tile_m`` or
+    ``is_gated_act_gemm``.  ``is_gated_act_gemm=False`` needs flashinfer>=0.6.3.
+    {release_notes}"""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def get_reorder_rows_for_gated_act_gemm_row_indices(x: Tensor, **kwargs: Any) -> Tensor:
+    """The int64 row permutation :func:`reorder_rows_for_gated_act_gemm` applies
+    (``flashinfer.fused_moe.core.get_reorder_rows_for_gated_act_gemm_row_indices``).
+    {release_notes}"""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def convert_to_block_layout(input_tensor: Tensor, blockK: int, **kwargs: Any) -> Tensor:
+    """``[M, K]`` -> contiguous ``[K // blockK, M, blockK]``
+    (``flashinfer.fused_moe.convert_to_block_layout``).  {release_notes}"""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def get_shuffle_matrix_a_row_indices(
+    input_tensor: Tensor, epilogue_tile_m: int, **kwargs: Any
+) -> Tensor:
+    """The int64 row permutation :func:`shuffle_matrix_a` applies (16- or 32-row blocks
+    by ``epilogue_tile_m``; ``flashinfer.utils.get_shuffle_matrix_a_row_indices``).
+    {release_notes}"""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def get_shuffle_matrix_sf_a_row_indices(
+    input_tensor: Tensor, epilogue_tile_m: int, num_elts_per_sf: int = 16, **kwargs: Any
+) -> Tensor:
+    """The row permutation of a block-scale matrix
+    (``flashinfer.utils.get_shuffle_matrix_sf_a_row_indices``).  bfloat16 input and
+    ``num_elts_per_sf=32`` need flashinfer>=0.6.0, a column count not a multiple of 4
+    needs 0.6.12 (refused before: the release asserts).  {release_notes}"""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def interleave_moe_scales_for_sm90_mixed_gemm(
+    scales: Tensor, group_size: int = 32, **kwargs: Any
+) -> Tensor:
+    """Interleave MoE weight block scales for the SM90 mixed-input CUTLASS MoE GEMM
+    (``flashinfer.fused_moe.interleave_moe_scales_for_sm90_mixed_gemm``).
+
+    The result is the layout the installed release's kernel reads, so it differs by
+    release: ``[E, K/128, rows * 128/group_size]`` on 0.6.10-0.6.12, ``[E, rows/64,
+    K/128, folded_m, 128/bits]`` from 0.6.13.  Non-uint8 scales need flashinfer>=0.6.13.
+    {release_notes}"""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def interleave_moe_weights_for_sm90_mixed_gemm(
+    weight: Tensor, quant_type: str = "fp4", **kwargs: Any
+) -> Tensor:
+    """Interleave packed 4-bit MoE weights for the SM90 mixed-input CUTLASS MoE GEMM (a
+    CUDA kernel; ``flashinfer.fused_moe.interleave_moe_weights_for_sm90_mixed_gemm``).
+    ``quant_type="fp4_fp8"`` needs flashinfer>=0.6.13.  {release_notes}"""
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def fused_topk_deepseek(
+    scores: Tensor,
+    bias: Tensor,
+    n_group: int,
+    topk_group: int,
+    topk: int,
+    routed_scaling_factor: float,
+    topk_values: Tensor,
+    topk_indices: Tensor,
+    launch_with_pdl: bool = True,
+    routing_replay_out: Tensor | None = None,
+    *,
+    backend: str = "default",
+    **kwargs: Any,
+) -> None:
+    """DeepSeek-V3 grouped top-k routing, written into ``topk_values`` / ``topk_indices``
+    (``flashinfer.fused_moe.fused_topk_deepseek``).  ``routing_replay_out`` needs
+    flashinfer>=0.6.8, ``backend="cake"`` 0.7.0.
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
 # Each function is generated for the installed release on first access (PEP 562), so
 # importing this module costs only the stubs above.
-lazy_facades(globals(), [*SPECS.values(), *HELPERS.values()], DOCS)
+lazy_facades(
+    globals(),
+    [*SPECS.values(), *HELPERS.values(), *LAYOUTS.values()],
+    DOCS,
+    aliases={"_maybe_get_cached_w3_w1_permute_indices": "maybe_get_cached_w3_w1_permute_indices"},
+)
 
 
 # FlashInfer's other names and submodules of this module resolve here too, as the same

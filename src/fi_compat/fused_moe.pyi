@@ -42,8 +42,18 @@ __all__ = [
     "RoutingMethodType",
     "SfLayout",
     "WeightLayout",
+    "_maybe_get_cached_w3_w1_permute_indices",
     "block_scale_interleave",
+    "convert_to_block_layout",
     "cutlass_fused_moe",
+    "fused_topk_deepseek",
+    "get_reorder_rows_for_gated_act_gemm_row_indices",
+    "get_shuffle_matrix_a_row_indices",
+    "get_shuffle_matrix_sf_a_row_indices",
+    "get_w2_permute_indices_with_cache",
+    "interleave_moe_scales_for_sm90_mixed_gemm",
+    "interleave_moe_weights_for_sm90_mixed_gemm",
+    "maybe_get_cached_w3_w1_permute_indices",
     "reorder_rows_for_gated_act_gemm",
     "shuffle_matrix_a",
     "shuffle_matrix_sf_a",
@@ -66,6 +76,11 @@ def block_scale_interleave(unswizzled_sf: Tensor, *, out: Tensor | None = ...) -
     CUDA tensors only (a CPU tensor is refused before the call: FlashInfer 0.4.0+ reads
     the device's compute capability first).  ``out`` (flashinfer>=0.7.2.post1) is emulated
     before: the result is copied into ``out`` and ``out`` is returned.
+    """
+
+def convert_to_block_layout(input_tensor: Tensor, blockK: int) -> Tensor:
+    """``[M, K]`` -> contiguous ``[K // blockK, M, blockK]``
+    (``flashinfer.fused_moe.convert_to_block_layout``).
     """
 
 def cutlass_fused_moe(
@@ -183,6 +198,106 @@ def cutlass_fused_moe(
     OptionalDependencyMissingError
         At the first call, from the import of FlashInfer (explained with the known issue
         when one applies, e.g. ``cpu-torch-dsl-import-crash``).
+    """
+
+def fused_topk_deepseek(
+    scores: Tensor,
+    bias: Tensor,
+    n_group: int,
+    topk_group: int,
+    topk: int,
+    routed_scaling_factor: float,
+    topk_values: Tensor,
+    topk_indices: Tensor,
+    launch_with_pdl: bool = ...,
+    routing_replay_out: Tensor | None = ...,
+    *,
+    backend: str = ...,
+) -> None:
+    """DeepSeek-V3 grouped top-k routing, written into ``topk_values`` / ``topk_indices``
+    (``flashinfer.fused_moe.fused_topk_deepseek``).  ``routing_replay_out`` needs
+    flashinfer>=0.6.8, ``backend="cake"`` 0.7.0.
+
+    ``routing_replay_out``: flashinfer-python >=0.6.8; elsewhere dropped at None, else
+        UnsupportedParameterError (int16 expert-id record (0.6.8+)).
+    ``backend``: flashinfer-python >=0.7.0; elsewhere dropped at 'default', else
+        UnsupportedParameterError.
+    """
+
+def get_reorder_rows_for_gated_act_gemm_row_indices(x: Tensor) -> Tensor:
+    """The int64 row permutation :func:`reorder_rows_for_gated_act_gemm` applies
+    (``flashinfer.fused_moe.core.get_reorder_rows_for_gated_act_gemm_row_indices``).
+    """
+
+def get_shuffle_matrix_a_row_indices(input_tensor: Tensor, epilogue_tile_m: int) -> Tensor:
+    """The int64 row permutation :func:`shuffle_matrix_a` applies (16- or 32-row blocks
+    by ``epilogue_tile_m``; ``flashinfer.utils.get_shuffle_matrix_a_row_indices``).
+    """
+
+def get_shuffle_matrix_sf_a_row_indices(
+    input_tensor: Tensor,
+    epilogue_tile_m: int,
+    num_elts_per_sf: int = ...,
+) -> Tensor:
+    """The row permutation of a block-scale matrix
+    (``flashinfer.utils.get_shuffle_matrix_sf_a_row_indices``).  bfloat16 input and
+    ``num_elts_per_sf=32`` need flashinfer>=0.6.0, a column count not a multiple of 4
+    needs 0.6.12 (refused before: the release asserts).
+    """
+
+def get_w2_permute_indices_with_cache(
+    _cache_permute_indices: Any,
+    dst_w2_weight: Tensor,
+    epilogue_tile_m: int,
+    num_elts_per_sf: int | None = ...,
+    is_gated_act_gemm: bool | None = ...,
+) -> Tensor:
+    """Row permutation of an FC2 weight (or, with ``num_elts_per_sf``, its block scales)
+    for the TRTLLM-gen MoE kernels, memoised in ``_cache_permute_indices``
+    (``flashinfer.fused_moe.core.get_w2_permute_indices_with_cache``).
+
+    The dict is keyed as 0.7.4 keys it on every release, ``("w2", shape,
+    epilogue_tile_m, num_elts_per_sf, is_gated_act_gemm)``: before 0.6.18 FlashInfer
+    keyed it by shape only, and returned a cached permutation computed for another
+    ``epilogue_tile_m``.  ``is_gated_act_gemm`` (0.7.0+) only separates cache entries.
+    ``is_gated_act_gemm``: flashinfer-python >=0.7.0; dropped elsewhere (a hint) (cache
+        namespace).
+    """
+
+def interleave_moe_scales_for_sm90_mixed_gemm(scales: Tensor, group_size: int = ...) -> Tensor:
+    """Interleave MoE weight block scales for the SM90 mixed-input CUTLASS MoE GEMM
+    (``flashinfer.fused_moe.interleave_moe_scales_for_sm90_mixed_gemm``).
+
+    The result is the layout the installed release's kernel reads, so it differs by
+    release: ``[E, K/128, rows * 128/group_size]`` on 0.6.10-0.6.12, ``[E, rows/64,
+    K/128, folded_m, 128/bits]`` from 0.6.13.  Non-uint8 scales need flashinfer>=0.6.13.
+    """
+
+def interleave_moe_weights_for_sm90_mixed_gemm(weight: Tensor, quant_type: str = ...) -> Tensor:
+    """Interleave packed 4-bit MoE weights for the SM90 mixed-input CUTLASS MoE GEMM (a
+    CUDA kernel; ``flashinfer.fused_moe.interleave_moe_weights_for_sm90_mixed_gemm``).
+    ``quant_type="fp4_fp8"`` needs flashinfer>=0.6.13.
+    """
+
+def maybe_get_cached_w3_w1_permute_indices(
+    _cache_permute_indices: Any,
+    dst_w3_w1_weight: Tensor,
+    epilogue_tile_m: int,
+    num_elts_per_sf: int | None = ...,
+    is_gated_act_gemm: bool = ...,
+) -> Tensor:
+    """Row permutation of a fused FC1 (w3/w1) weight or its block scales: the
+    gated-activation interleave (with ``is_gated_act_gemm``), then the TRTLLM-gen shuffle,
+    memoised in ``_cache_permute_indices``
+    (``flashinfer.fused_moe.core._maybe_get_cached_w3_w1_permute_indices``, also reachable
+    here under that name).
+
+    The dict is keyed as 0.7.4 keys it on every release, ``("w3_w1", shape,
+    epilogue_tile_m, num_elts_per_sf, is_gated_act_gemm)``: before 0.6.18 FlashInfer keyed
+    it by shape only and returned a permutation cached for another ``epilogue_tile_m`` or
+    ``is_gated_act_gemm``.  ``is_gated_act_gemm=False`` needs flashinfer>=0.6.3.
+    ``is_gated_act_gemm``: flashinfer-python >=0.6.3; elsewhere dropped at True, else
+        UnsupportedParameterError.
     """
 
 def reorder_rows_for_gated_act_gemm(x: Tensor) -> Tensor:
@@ -1254,6 +1369,8 @@ def trtllm_mxint4_block_scale_moe(
         when one applies, e.g. ``cpu-torch-dsl-import-crash``).
     """
 
+_maybe_get_cached_w3_w1_permute_indices = maybe_get_cached_w3_w1_permute_indices
+
 class _Written:
     """``fi_compat.written_for(release).fused_moe``: this module's functions and wrapper
     classes with their arguments bound as flashinfer-python ``release`` binds them (its
@@ -1264,7 +1381,25 @@ class _Written:
     @staticmethod
     def block_scale_interleave(*args: Any, **kwargs: Any) -> Tensor: ...
     @staticmethod
+    def convert_to_block_layout(*args: Any, **kwargs: Any) -> Tensor: ...
+    @staticmethod
     def cutlass_fused_moe(*args: Any, **kwargs: Any) -> Tensor | list[Tensor]: ...
+    @staticmethod
+    def fused_topk_deepseek(*args: Any, **kwargs: Any) -> None: ...
+    @staticmethod
+    def get_reorder_rows_for_gated_act_gemm_row_indices(*args: Any, **kwargs: Any) -> Tensor: ...
+    @staticmethod
+    def get_shuffle_matrix_a_row_indices(*args: Any, **kwargs: Any) -> Tensor: ...
+    @staticmethod
+    def get_shuffle_matrix_sf_a_row_indices(*args: Any, **kwargs: Any) -> Tensor: ...
+    @staticmethod
+    def get_w2_permute_indices_with_cache(*args: Any, **kwargs: Any) -> Tensor: ...
+    @staticmethod
+    def interleave_moe_scales_for_sm90_mixed_gemm(*args: Any, **kwargs: Any) -> Tensor: ...
+    @staticmethod
+    def interleave_moe_weights_for_sm90_mixed_gemm(*args: Any, **kwargs: Any) -> Tensor: ...
+    @staticmethod
+    def maybe_get_cached_w3_w1_permute_indices(*args: Any, **kwargs: Any) -> Tensor: ...
     @staticmethod
     def reorder_rows_for_gated_act_gemm(*args: Any, **kwargs: Any) -> Tensor: ...
     @staticmethod
@@ -1292,6 +1427,7 @@ class _Written:
     ) -> Tensor | list[Tensor]: ...
     @staticmethod
     def trtllm_mxint4_block_scale_moe(*args: Any, **kwargs: Any) -> list[Tensor]: ...
+    _maybe_get_cached_w3_w1_permute_indices = maybe_get_cached_w3_w1_permute_indices
     ActivationType = ActivationType
     Fp8QuantizationType = Fp8QuantizationType
     GatedActType = GatedActType

@@ -10,6 +10,7 @@ function and with FlashInfer's own enum members; the others check the explained 
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import re
@@ -20,11 +21,12 @@ import pytest
 import fi_compat
 from fi_compat import _snapshot_io as snapshots
 from fi_compat import enums, errors, fused_moe
-from fi_compat._adapters.fused_moe import HELPERS, MOE_FLOOR, SPECS
+from fi_compat._adapters.fused_moe import LAYOUTS, MOE_FLOOR
 from fi_compat._core.enumtrans import live_class as _live_enum
 from fi_compat.registry import at_least, place
 from support.moe_cases import CASES
 from support.moe_helpers import ENTRIES, args, moe_facade
+from support.moe_layout_cases import CASES as LAYOUT_CASES
 from support.spy import snapshot_signature
 
 CELL = os.environ.get("FI_COMPAT_CELL")
@@ -57,16 +59,13 @@ def real() -> dict[str, Any]:
     """FlashInfer's own functions, resolved through fi_compat (the first call's import)."""
     if MOE_EXPECT != "live":
         pytest.skip(f"import flashinfer fails here ({EXPECT})")
-    import flashinfer
-    import flashinfer.fused_moe as fm
-
     out = {}
     for name in HERE:
         f = getattr(fused_moe, name)
         f.adapter._set_target(None)
         out[name] = f.raw()
-        home = flashinfer if name in HELPERS else fm
-        assert out[name] is getattr(home, name), name
+        e = ENTRIES[name]  # FlashInfer's own module and name (flashinfer.utils, ...core)
+        assert out[name] is getattr(importlib.import_module(e.module), e.attr), name
     return out
 
 
@@ -97,6 +96,21 @@ def test_live_policy(real: dict[str, Any], case: Any) -> None:
         return moe_facade(name, str(CELL), inspect.signature(real[name]), live=True)
 
     case(str(CELL), make)
+
+
+@pytest.mark.parametrize("case", LAYOUT_CASES, ids=lambda c: c.__name__.removeprefix("case_"))
+def test_live_layout_helpers_run_for_real(real: dict[str, Any], case: Any) -> None:
+    """The weight-layout helpers are pure torch: fi_compat's facade, calling the installed
+    release, against FlashInfer's own function called directly, on CPU (cache keys,
+    refusals where the release asserts)."""
+    assert LAYOUTS.keys() <= ENTRIES.keys()
+
+    def make(name: str) -> Any:
+        f = getattr(fused_moe, name)
+        f.adapter._set_target(None)  # the installed release's own function
+        return f
+
+    case(str(CELL), make, real.__getitem__)
 
 
 def test_enum_members_passed_are_flashinfers_own(real: dict[str, Any]) -> None:
@@ -175,5 +189,5 @@ def test_predicted_availability_matches_the_import() -> None:
     want = {"import-crash": "import fails here", "cubin-mismatch": "import fails here"}
     for name in HERE:
         f = getattr(fused_moe, name)
-        st = entry_status(SPECS.get(name) or HELPERS[name], f.adapter)
+        st = entry_status(ENTRIES[name], f.adapter)
         assert st["status"] == want.get(MOE_EXPECT, "available"), (name, st)

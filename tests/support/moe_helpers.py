@@ -9,13 +9,13 @@ from typing import Any
 import torch
 
 from fi_compat import fused_moe
-from fi_compat._adapters.fused_moe import HELPERS, MOE_FLOOR, SPECS
+from fi_compat._adapters.fused_moe import HELPERS, LAYOUTS, MOE_FLOOR, SPECS
 from fi_compat._core import Adapter, EntryPoint
 from fi_compat.detection import Distribution
 from fi_compat.registry import KNOWN_RELEASES, at_least, place
 from support.spy import MoeSpy, snapshot_signature, stub
 
-ENTRIES: dict[str, EntryPoint] = {**SPECS, **HELPERS}
+ENTRIES: dict[str, EntryPoint] = {**SPECS, **HELPERS, **LAYOUTS}
 T, H, E, K, INTER = 4, 256, 8, 2, 128  # tokens, hidden, experts, top_k, intermediate
 F8 = torch.float8_e4m3fn
 
@@ -66,7 +66,10 @@ def args(name: str, *, mxfp8: bool = False) -> dict[str, Any]:
     key = (name, mxfp8)
     if key not in _ARGS:
         _ARGS[key] = _make_args(name, mxfp8=mxfp8)
-    return dict(_ARGS[key])
+    out = dict(_ARGS[key])
+    if "_cache_permute_indices" in out:  # the memo dict is written to: one per call
+        out["_cache_permute_indices"] = {}
+    return out
 
 
 _ARGS: dict[tuple[str, bool], dict[str, Any]] = {}
@@ -172,6 +175,36 @@ def _make_args(name: str, *, mxfp8: bool = False) -> dict[str, Any]:
         return {"unswizzled_sf": _u8(128, 4)}
     if name == "reorder_rows_for_gated_act_gemm":
         return {"x": torch.randn(256, 64, generator=_g())}
+    # the weight-layout helpers: FP4 weights [rows, K/2] (uint8), as the engines pass them
+    if name == "get_w2_permute_indices_with_cache":
+        return {"_cache_permute_indices": {}, "dst_w2_weight": _u8(H, INTER // 2),
+                "epilogue_tile_m": 128}  # fmt: skip
+    if name == "maybe_get_cached_w3_w1_permute_indices":
+        return {"_cache_permute_indices": {}, "dst_w3_w1_weight": _u8(2 * INTER, H // 2),
+                "epilogue_tile_m": 128}  # fmt: skip
+    if name == "get_reorder_rows_for_gated_act_gemm_row_indices":
+        return {"x": _u8(256, 64)}
+    if name == "convert_to_block_layout":
+        return {"input_tensor": _u8(256, 64), "blockK": 16}
+    if name == "get_shuffle_matrix_a_row_indices":
+        return {"input_tensor": _u8(256, 64), "epilogue_tile_m": 128}
+    if name == "get_shuffle_matrix_sf_a_row_indices":
+        return {"input_tensor": _u8(256, 8), "epilogue_tile_m": 128}
+    if name == "interleave_moe_scales_for_sm90_mixed_gemm":
+        return {"scales": _u8(E, 128, 8)}
+    if name == "interleave_moe_weights_for_sm90_mixed_gemm":
+        return {"weight": _u8(E, 128, 64)}
+    if name == "fused_topk_deepseek":
+        return {
+            "scores": torch.randn(T, 256, generator=_g()),
+            "bias": torch.zeros(256),
+            "n_group": 8,
+            "topk_group": 4,
+            "topk": 8,
+            "routed_scaling_factor": 2.5,
+            "topk_values": torch.empty(T, 8),
+            "topk_indices": torch.empty(T, 8, dtype=torch.int32),
+        }
     raise KeyError(name)
 
 

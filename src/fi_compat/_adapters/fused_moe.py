@@ -37,13 +37,14 @@ Read from the released sources (``pip download flashinfer-python==V``,
 
 from __future__ import annotations
 
-from .._core import Emulation, EntryPoint, Param
+from .._core import Emulation, EntryPoint, Normalizer, Param
 from .._core._facts import FACTS
 from .._core.contract import Tensor
 from .._core.facts import key as snapshot_key
 from ..device import cutlass_moe_arch_problem, trtllm_moe_arch_problem
 from ..enums import ACTIVATION_TO_GATED
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, UnsupportedParameterError
+from ..registry import at_least
 from ._elementwise import OutputCopy, any_cuda_device
 from ._moe_scales import (
     Bf16RouteScale,
@@ -63,6 +64,7 @@ from .quantization import HOST_SWIZZLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from .._core import Adapter
@@ -278,7 +280,7 @@ def _entry(name: str, params: list[Param], **kw: Any) -> EntryPoint:
     module = kw.pop("module", "flashinfer.fused_moe")
     # an output buffer (``output``, the helpers' ``out``) is copied into on releases
     # that lack it: every MoE entry point's buffer parameter, from its snapshot facts
-    known = FACTS[snapshot_key(module, name)][1]
+    known = FACTS[snapshot_key(module, kw.get("attr") or name)][1]
     copies = [
         MoeOutput(n) if module == "flashinfer.fused_moe" and n == "output" else OutputCopy(n)
         for n in ("output", "out")
@@ -629,6 +631,294 @@ HELPERS = {
     )
 }
 
+# -- MoE weight-layout helpers (pure torch index computations, run at weight load) --------
+#
+# Read from every release's sources (fused_moe/core.py, fused_moe/prepare.py, utils.py):
+#
+# * ``get_w2_permute_indices_with_cache`` (0.4.1+) and ``_maybe_get_cached_w3_w1_permute_
+#   indices`` (0.2.11+) memoise their result in the caller's dict (engines keep one
+#   ``_cache_permute_indices`` per layer object).  The key drifted: ``("w2"|"w3_w1",
+#   shape)`` in 0.5.0-0.6.17, so a second call with the same shape but another
+#   ``epilogue_tile_m`` (16- vs 32-row shuffle blocks) or, for w3_w1, another
+#   ``is_gated_act_gemm`` got the FIRST call's permutation back (silently wrong
+#   weights).  0.6.18 keys ``(tag, shape, epilogue_tile_m, num_elts_per_sf
+#   [, is_gated_act_gemm])`` and 0.7.0 adds ``is_gated_act_gemm`` to the w2 key
+#   (core.py, "Include every parameter that changes the generated permutation").
+#   fi_compat gives every release 0.7.4's key (:class:`PermuteCache`): the dict holds
+#   the same entries, under the same keys, as on 0.7.4, and the result is 0.7.4's.
+# * ``is_gated_act_gemm`` of w3_w1 (0.6.3+): ``True`` is what older releases always do
+#   (0.5.0 core.py: ``permute0 = get_reorder_rows_for_gated_act_gemm_row_indices(...)``
+#   unconditionally).  Of w2 (0.7.0+): only a cache namespace, the permutation is the
+#   same for every value (0.7.0 core.py comment "The row mapping is currently
+#   identical"), so every value is neutral on older releases.
+# * ``get_shuffle_matrix_sf_a_row_indices``: before 0.6.0 it asserts ``uint8`` input and
+#   ``num_elts_per_sf == 16`` (0.6.0 also takes bfloat16 and 32), and before 0.6.12 ``K
+#   % 4 == 0``; the row permutation itself never depends on them (it is
+#   ``get_shuffle_matrix_a_row_indices`` of the same rows on every release).  A bare
+#   ``AssertionError`` there is a typed refusal naming the release here
+#   (:class:`SfRowIndices`), also for the two cached helpers with ``num_elts_per_sf``.
+# * ``interleave_moe_scales_for_sm90_mixed_gemm`` returns the layout the installed
+#   release's SM90 mixed-input CUTLASS kernel reads: ``[E, K/128, rows * 128/group]``
+#   (uint8 scales only) in 0.6.10-0.6.15.post1, 0.6.16.post3 and 0.6.17;
+#   ``[E, rows/64, K/128, folded_m, 128/bits]`` (any element size) in 0.6.16-0.6.16.post2
+#   and 0.6.18+ (fused_moe/prepare.py, with the W4A8 ``quant_type="fp4_fp8"`` of the
+#   weights helper; 0.6.16.post3 and 0.6.17 ship core.py's older versions again, read
+#   from their wheels).  The result is forwarded as it is: reshaping it to another
+#   release's layout would feed the kernel a layout it does not read.  What the release
+#   rejects with ``ValueError`` is refused before the call (:class:`Sm90Prepare`).
+_PERMUTE_KEY_W3_W1 = "0.6.18"  # (tag, shape, tile, num_elts_per_sf, is_gated_act_gemm)
+_PERMUTE_KEY_W2 = "0.7.0"  # (tag, shape, tile, num_elts_per_sf, is_gated_act_gemm)
+_SF_WIDE = "0.6.0"  # bfloat16 input and num_elts_per_sf=32 (utils.py asserts)
+_SF_ANY_K = "0.6.12"  # no ``K % 4 == 0`` assert
+_SM90_NEW = "0.6.16"  # scales of any element size, 5-D layout, "fp4_fp8" (prepare.py)
+_SM90_OLD_AGAIN = "0.6.16.post3"  # 0.6.13's versions again (core.py)
+_SM90_NEW_AGAIN = "0.6.18"
+
+
+class _KeyedCache:
+    """The caller's permute-index dict as an older release sees it: every key the
+    release uses reads and writes the one 0.7.4 key of this call.  FlashInfer only does
+    ``key in d``, ``d[key] = v`` and ``d[key]`` on it (0.5.0-0.6.17 core.py)."""
+
+    __slots__ = ("_d", "_k")
+
+    def __init__(self, d: Any, k: tuple[Any, ...]) -> None:
+        self._d, self._k = d, k
+
+    def __contains__(self, _key: object) -> bool:
+        return self._k in self._d
+
+    def __getitem__(self, _key: object) -> Any:
+        return self._d[self._k]
+
+    def __setitem__(self, _key: object, value: Any) -> None:
+        self._d[self._k] = value
+
+    def __eq__(self, other: object) -> bool:
+        # a view of the caller's dict: equal to that very dict, or to a view of it
+        # with the same key (the generated and reference paths build one each)
+        if isinstance(other, _KeyedCache):
+            return other._d is self._d and other._k == self._k
+        return other is self._d
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class PermuteCache(Normalizer):
+    """``_cache_permute_indices`` keyed as 0.7.4 keys it, on releases whose key is
+    coarser (see the section comment): the dict handed to FlashInfer maps the release's
+    key to 0.7.4's, so a shape seen before with another ``epilogue_tile_m`` or
+    ``is_gated_act_gemm`` is computed, not served from the cache."""
+
+    out = ("_cache_permute_indices",)
+
+    def __init__(self, tag: str, weight: str, since: str) -> None:
+        self.tag, self.since = tag, since
+        self.args = ("_cache_permute_indices", weight, "epilogue_tile_m", "num_elts_per_sf",
+                     "is_gated_act_gemm")  # fmt: skip
+        self.boundaries = (since,)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, self.since):
+            return None
+        tag = self.tag
+
+        def keyed(cache: Any, w: Any, tile: Any, nsf: Any, gated: Any) -> tuple[Any, ...]:
+            return (_KeyedCache(cache, (tag, w.shape, tile, nsf, gated)),)
+
+        return keyed
+
+
+class SfRowIndices(Normalizer):
+    """Refuse, before FlashInfer's bare ``assert``, a block-scale input the installed
+    ``get_shuffle_matrix_sf_a_row_indices`` rejects (see the section comment)."""
+
+    out = ()
+    boundaries = (_SF_WIDE, _SF_ANY_K)
+
+    def __init__(self, tensor: str, given_only: bool) -> None:
+        self.args = (tensor, "num_elts_per_sf")
+        self.only_if_given = ("num_elts_per_sf",) if given_only else ()
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, _SF_ANY_K):
+            return None
+        import torch
+
+        wide, where, release = at_least(pl, _SF_WIDE), adapter.entry.dotted, str(adapter.release)
+        dtypes = (torch.uint8, torch.bfloat16) if wide else (torch.uint8,)
+        name = self.args[0]
+
+        def refuse(what: str, minimum: str, param: str) -> UnsupportedParameterError:
+            return UnsupportedParameterError(
+                f"{where}: {what} needs flashinfer-python>={minimum}; installed: {release}, "
+                f"whose get_shuffle_matrix_sf_a_row_indices asserts it (utils.py). Fix: "
+                f"pip install 'flashinfer-python>={minimum}'",
+                parameter=param,
+                installed=release,
+                minimum=minimum,
+            )
+
+        def check(t: Any, nsf: Any) -> tuple[Any, ...]:
+            if nsf is None:
+                return ()
+            if t.dtype not in dtypes:
+                raise refuse(f"{name} of dtype {t.dtype}", _SF_WIDE, name)
+            if nsf != 16 and not wide:
+                raise refuse(f"num_elts_per_sf={nsf}", _SF_WIDE, "num_elts_per_sf")
+            if t.dim() == 2 and t.shape[1] % 4:
+                raise refuse(f"{name} with {t.shape[1]} columns (not a multiple of 4)",
+                             _SF_ANY_K, name)  # fmt: skip
+            return ()
+
+        return check
+
+
+def _sm90_new(pl: Any) -> bool:
+    """The release has 0.6.16's SM90 mixed-GEMM preparation (fused_moe/prepare.py:
+    scales of any element size in the 5-D layout, ``quant_type="fp4_fp8"``): 0.6.16,
+    0.6.16.post1, 0.6.16.post2 and 0.6.18+.  0.6.16.post3 and 0.6.17 ship 0.6.13's
+    versions again (in core.py; read from their wheels)."""
+    return at_least(pl, _SM90_NEW_AGAIN) or (
+        at_least(pl, _SM90_NEW) and not at_least(pl, _SM90_OLD_AGAIN)
+    )
+
+
+class Sm90Prepare(Normalizer):
+    """A value of the SM90 mixed-GEMM preparation helpers the installed release rejects
+    with ``ValueError`` (see :func:`_sm90_new`): non-uint8 ``scales`` of
+    ``interleave_moe_scales_for_sm90_mixed_gemm`` ("scales must be uint8 (E8M0)"),
+    ``quant_type="fp4_fp8"`` of ``interleave_moe_weights_for_sm90_mixed_gemm``; refused
+    before the call, naming the release that takes it."""
+
+    out = ()
+    boundaries = (_SM90_NEW, _SM90_OLD_AGAIN, _SM90_NEW_AGAIN)
+
+    def __init__(self, param: str) -> None:
+        self.args = (param,)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or _sm90_new(pl):
+            return None
+        import torch
+
+        where, release, param = adapter.entry.dotted, str(adapter.release), self.args[0]
+        minimum = _SM90_NEW if not at_least(pl, _SM90_NEW) else _SM90_NEW_AGAIN
+
+        def refuse(what: str) -> UnsupportedParameterError:
+            return UnsupportedParameterError(
+                f"{where}: {what} needs flashinfer-python>={minimum} (0.6.16-0.6.16.post2 "
+                f"or 0.6.18+; 0.6.16.post3 and 0.6.17 do not take it); installed: "
+                f"{release}. Fix: pip install 'flashinfer-python>={_SM90_NEW_AGAIN}'",
+                parameter=param,
+                installed=release,
+                minimum=minimum,
+            )
+
+        if param == "scales":
+
+            def check(scales: Any) -> tuple[Any, ...]:
+                if scales.dtype != torch.uint8:
+                    raise refuse(f"scales of dtype {scales.dtype}")
+                return ()
+
+            return check
+
+        def check_type(quant_type: Any) -> tuple[Any, ...]:
+            if quant_type == "fp4_fp8":
+                raise refuse("quant_type='fp4_fp8'")
+            return ()
+
+        return check_type
+
+
+def _layout_helper(name: str, module: str, params: list[Param], **kw: Any) -> EntryPoint:
+    return _entry(
+        name,
+        params,
+        module=module,
+        feature=kw.pop("feature", "quantization"),
+        matrix_note=kw.pop("matrix_note", "weight preparation (host or GPU tensors)"),
+        **kw,
+    )
+
+
+_CORE, _UTILS = "flashinfer.fused_moe.core", "flashinfer.utils"
+_GATED_REF = (
+    "0.5.0 fused_moe/core.py: permute0 = get_reorder_rows_for_gated_act_gemm_row_indices (always)"
+)
+_W2_GATED_REF = (
+    "0.7.0 fused_moe/core.py: cache namespace only ('The row mapping is currently identical')"
+)
+
+LAYOUTS = {
+    e.name: e
+    for e in (
+        _layout_helper(
+            "get_w2_permute_indices_with_cache",
+            _CORE,
+            [
+                Param("_cache_permute_indices", note="the caller's memo dict (0.7.4's keys)"),
+                Param("is_gated_act_gemm", hint=True, note="cache namespace", ref=_W2_GATED_REF),
+            ],
+            normalizers=[
+                PermuteCache("w2", "dst_w2_weight", _PERMUTE_KEY_W2),
+                SfRowIndices("dst_w2_weight", given_only=True),
+            ],
+        ),
+        _layout_helper(
+            "maybe_get_cached_w3_w1_permute_indices",
+            _CORE,
+            [
+                Param("_cache_permute_indices", note="the caller's memo dict (0.7.4's keys)"),
+                # absent before 0.6.3: the default True is what those releases do
+                Param("is_gated_act_gemm", ref=_GATED_REF),
+            ],
+            attr="_maybe_get_cached_w3_w1_permute_indices",
+            normalizers=[
+                PermuteCache("w3_w1", "dst_w3_w1_weight", _PERMUTE_KEY_W3_W1),
+                SfRowIndices("dst_w3_w1_weight", given_only=True),
+            ],
+        ),
+        _layout_helper("get_reorder_rows_for_gated_act_gemm_row_indices", _CORE, [Param("x")]),
+        _layout_helper("convert_to_block_layout", "flashinfer.fused_moe", [Param("input_tensor")]),
+        _layout_helper("get_shuffle_matrix_a_row_indices", _UTILS, [Param("input_tensor")]),
+        _layout_helper(
+            "get_shuffle_matrix_sf_a_row_indices",
+            _UTILS,
+            [Param("input_tensor")],
+            normalizers=[SfRowIndices("input_tensor", given_only=False)],
+        ),
+        _layout_helper(
+            "interleave_moe_scales_for_sm90_mixed_gemm",
+            "flashinfer.fused_moe",
+            [Param("scales")],
+            normalizers=[Sm90Prepare("scales")],
+        ),
+        _layout_helper(
+            "interleave_moe_weights_for_sm90_mixed_gemm",
+            "flashinfer.fused_moe",
+            [],
+            normalizers=[Sm90Prepare("quant_type")],
+            devices=any_cuda_device,
+            matrix_note="weight preparation (CUDA tensors: a CUTLASS kernel)",
+        ),
+        _layout_helper(
+            "fused_topk_deepseek",
+            "flashinfer.fused_moe",
+            [Param("routing_replay_out", note="int16 expert-id record (0.6.8+)")],
+            # a JIT kernel (get_dsv3_fused_routing_module), not the TRTLLM-gen MoE cubins:
+            # the "moe" rows of the known-issues table do not apply
+            feature="routing.dsv3",
+            devices=any_cuda_device,
+            matrix_note="DeepSeek-V3 routing kernel (CUDA tensors)",
+        ),
+    )
+}
+
 # docs/fused_moe.md, "Conventions" (tools/docs_model.py renders it above the tables)
 PAGE_NOTES = """
 **`output=` of the TRTLLM-gen entry points.** The buffer must be bfloat16
@@ -675,6 +965,6 @@ calls, refused or served, are answered from that verdict. `FLASHINFER_NO_DOWNLOA
 (0.6.7.post1+) means no request.
 """
 
-ENTRIES = [*SPECS.values(), *HELPERS.values()]
+ENTRIES = [*SPECS.values(), *HELPERS.values(), *LAYOUTS.values()]
 
-__all__ = ["ENTRIES", "HELPERS", "PAGE_NOTES", "SPECS"]
+__all__ = ["ENTRIES", "HELPERS", "LAYOUTS", "PAGE_NOTES", "SPECS"]

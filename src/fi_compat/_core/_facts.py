@@ -1203,6 +1203,39 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "nvfp4_4over6": (("0.7.1", None),),
         },
     ),
+    "fused_moe.convert_to_block_layout": (
+        "0.2.9",
+        {
+            "input_tensor": (("0.2.9", None),),
+            "blockK": (("0.2.9", None),),
+        },
+    ),
+    "fused_moe.core._maybe_get_cached_w3_w1_permute_indices": (
+        "0.2.11",
+        {
+            "_cache_permute_indices": (("0.2.11", None),),
+            "dst_w3_w1_weight": (("0.2.11", None),),
+            "epilogue_tile_m": (("0.2.11", None),),
+            "num_elts_per_sf": (("0.2.11", None),),
+            "is_gated_act_gemm": (("0.6.3", None),),
+        },
+    ),
+    "fused_moe.core.get_reorder_rows_for_gated_act_gemm_row_indices": (
+        "0.2.9",
+        {
+            "x": (("0.2.9", None),),
+        },
+    ),
+    "fused_moe.core.get_w2_permute_indices_with_cache": (
+        "0.4.1",
+        {
+            "_cache_permute_indices": (("0.4.1", None),),
+            "dst_w2_weight": (("0.4.1", None),),
+            "epilogue_tile_m": (("0.4.1", None),),
+            "num_elts_per_sf": (("0.4.1", None),),
+            "is_gated_act_gemm": (("0.7.0", None),),
+        },
+    ),
     "fused_moe.cute_dsl.fused_moe.CuteDslMoEWrapper.__init__": (
         "0.6.4",
         {
@@ -1339,6 +1372,36 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "backend": (("0.7.1", None),),
             "clamped_relu2_limit": (("0.7.2", None),),
             "nvfp4_4over6": (("0.7.4", None),),
+        },
+    ),
+    "fused_moe.fused_topk_deepseek": (
+        "0.6.0",
+        {
+            "scores": (("0.6.0", None),),
+            "bias": (("0.6.0", None),),
+            "n_group": (("0.6.0", None),),
+            "topk_group": (("0.6.0", None),),
+            "topk": (("0.6.0", None),),
+            "routed_scaling_factor": (("0.6.0", None),),
+            "topk_values": (("0.6.0", None),),
+            "topk_indices": (("0.6.0", None),),
+            "launch_with_pdl": (("0.6.0", None),),
+            "routing_replay_out": (("0.6.8", None),),
+            "backend": (("0.7.0", None),),
+        },
+    ),
+    "fused_moe.interleave_moe_scales_for_sm90_mixed_gemm": (
+        "0.6.10",
+        {
+            "scales": (("0.6.10", None),),
+            "group_size": (("0.6.10", None),),
+        },
+    ),
+    "fused_moe.interleave_moe_weights_for_sm90_mixed_gemm": (
+        "0.6.10",
+        {
+            "weight": (("0.6.10", None),),
+            "quant_type": (("0.6.10", None),),
         },
     ),
     "fused_moe.trtllm_bf16_moe": (
@@ -2895,6 +2958,21 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "row_starts": (("0.6.10", None),),
         },
     ),
+    "utils.get_shuffle_matrix_a_row_indices": (
+        "0.2.9",
+        {
+            "input_tensor": (("0.2.9", None),),
+            "epilogue_tile_m": (("0.2.9", None),),
+        },
+    ),
+    "utils.get_shuffle_matrix_sf_a_row_indices": (
+        "0.2.9",
+        {
+            "input_tensor": (("0.2.9", None),),
+            "epilogue_tile_m": (("0.2.9", None),),
+            "num_elts_per_sf": (("0.2.9", None),),
+        },
+    ),
 }
 
 # entry points a release removed: the first release without it
@@ -3011,10 +3089,19 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
         "slot 9 is out in 0.2.9-0.5.3, sparse_mla_top_k in 0.6.0-0.7.4",
     ),
     "fi_compat.fused_moe.block_scale_interleave": (1, None),
+    "fi_compat.fused_moe.convert_to_block_layout": (2, None),
     "fi_compat.fused_moe.cutlass_fused_moe": (
         25,
         "slot 25 is tune_max_num_tokens in 0.5.0-0.5.3, use_packed_weights in 0.6.0-0.7.4",
     ),
+    "fi_compat.fused_moe.fused_topk_deepseek": (10, None),
+    "fi_compat.fused_moe.get_reorder_rows_for_gated_act_gemm_row_indices": (1, None),
+    "fi_compat.fused_moe.get_shuffle_matrix_a_row_indices": (2, None),
+    "fi_compat.fused_moe.get_shuffle_matrix_sf_a_row_indices": (3, None),
+    "fi_compat.fused_moe.get_w2_permute_indices_with_cache": (5, None),
+    "fi_compat.fused_moe.interleave_moe_scales_for_sm90_mixed_gemm": (2, None),
+    "fi_compat.fused_moe.interleave_moe_weights_for_sm90_mixed_gemm": (2, None),
+    "fi_compat.fused_moe.maybe_get_cached_w3_w1_permute_indices": (5, None),
     "fi_compat.fused_moe.reorder_rows_for_gated_act_gemm": (1, None),
     "fi_compat.fused_moe.shuffle_matrix_a": (2, None),
     "fi_compat.fused_moe.shuffle_matrix_sf_a": (3, None),
