@@ -162,9 +162,12 @@ def test_fixed_split_size_is_refused_without_tensor_cores_as_newer_releases_do(
 ) -> None:
     """0.4.0+ raise ValueError for any ``fixed_split_size`` but None on a CUDA-core
     wrapper; where -1 is dropped (before 0.4.0) the same call is refused here."""
-    fn, a, _sig = built(PLAN, release)
+    fn, a, sig = built(PLAN, release)
     seen: list[dict[str, Any]] = []
-    a._publish(lambda _self, **kw: seen.append(kw))
+    slots = list(sig.parameters)[1:]  # positional arguments by the release's own names
+    a._publish(
+        lambda _self, *args, **kw: seen.append({**dict(zip(slots, args, strict=False)), **kw})
+    )
     kw = {**base_args(ENTRIES[PLAN]), "fixed_split_size": -1}
     fn(Wrapper(True), **kw)
     assert seen and "fixed_split_size" not in seen[-1]
@@ -199,9 +202,12 @@ def test_vllm_and_sglang_attention_calls_run_on_older_releases(release: str) -> 
     """vLLM's ``plan(..., fixed_split_size=-1, disable_split_kv=False)`` and SGLang's
     ``BatchDecodeWithPagedKVCacheWrapper(ws, "NHD", backend="fa2",
     use_tensor_cores=True)`` (refused on 0.2.5-0.5.2 before)."""
-    fn, a, _sig = built(PLAN, release)
+    fn, a, sig = built(PLAN, release)
     seen: list[dict[str, Any]] = []
-    a._publish(lambda _self, **kw: seen.append(kw))
+    slots = list(sig.parameters)[1:]  # positional arguments by the release's own names
+    a._publish(
+        lambda _self, *args, **kw: seen.append({**dict(zip(slots, args, strict=False)), **kw})
+    )
     kw = {**base_args(ENTRIES[PLAN]), "fixed_split_size": -1, "disable_split_kv": False}
     fn(Wrapper(True), **kw)
     assert "fixed_split_size" not in seen[-1] or seen[-1]["fixed_split_size"] == -1
