@@ -124,7 +124,7 @@ import torch
 from fi_compat._core import resolve
 import fi_compat.norm as norm
 
-resolve.import_target = lambda a: torch._dynamo.allow_in_graph(lambda **kw: kw["input"] * 2)
+resolve.import_target = lambda a: torch._dynamo.allow_in_graph(lambda *a, **kw: (a[0] if a else kw["input"]) * 2)
 
 x = torch.randn(4, 16, dtype=torch.bfloat16)
 w = torch.rand(16, dtype=torch.bfloat16)

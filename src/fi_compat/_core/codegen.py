@@ -199,8 +199,9 @@ def _release_positional(adapter: Adapter) -> tuple[tuple[str, str | None], ...]:
         if q[1] not in ("po", "pk"):
             break
         out.append((q[0], q[2]))
-    if adapter.entry.receiver is not None:
-        out = out[1:]
+    recv = adapter.entry.receiver
+    if recv is not None and out[:1] and out[0][0] == recv:
+        out = out[1:]  # the receiver is passed first, as received
     return tuple(out)
 
 
