@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.append(str(ROOT / "src"))  # a PYTHONPATH checkout first (before/after)
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")
 

@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 # both arms run on CPU tensors: let them through the facades' CUDA-only device check
 os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.append(str(ROOT / "src"))  # a PYTHONPATH checkout first (before/after)
 sys.path.insert(0, str(ROOT / "tests"))
 
 import torch  # noqa: E402
@@ -156,7 +156,7 @@ def compile_check(release: str) -> dict[str, Any]:
     name = "trtllm_fp4_block_scale_moe"
     facade, _, adapter = moe_facade(name, release)
     body = trivial_for(name, release)
-    adapter._set_target(lambda **k: [body(**k).float() * 2])
+    adapter._set_target(lambda *a, **k: [body(*a, **k).float() * 2])
     kw = call_kwargs(name, flat=True)
     facade(**kw)
     fixed = {k: v for k, v in kw.items() if k != "hidden_states_scale"}

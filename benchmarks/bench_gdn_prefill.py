@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.append(str(ROOT / "src"))  # a PYTHONPATH checkout first (before/after)
 sys.path.insert(0, str(ROOT / "tests"))
 # no GPU: a trivial stand-in runs on CPU tensors, which the device check lets through
 os.environ.setdefault("FI_COMPAT_ALLOW_CPU", "1")

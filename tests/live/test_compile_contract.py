@@ -42,8 +42,8 @@ def import_target(a):
     real = real_import(a)  # the cell's flashinfer.norm.rmsnorm
     sig = inspect.signature(real)
     seen["target"] = f"{real.__module__}.{real.__qualname__}"
-    def innermost(**kw):
-        b = sig.bind(**kw)  # a name the release lacks is a TypeError, as in FlashInfer
+    def innermost(*args, **kw):
+        b = sig.bind(*args, **kw)  # a name the release lacks is a TypeError, as in FlashInfer
         b.apply_defaults()
         x, w, eps = b.arguments["input"], b.arguments["weight"], b.arguments["eps"]
         xf = x.float()

@@ -124,7 +124,11 @@ import torch
 from fi_compat._core import resolve
 import fi_compat.norm as norm
 
-resolve.import_target = lambda a: torch._dynamo.allow_in_graph(lambda **kw: kw["input"] * 2)
+def doubled(*args, **kw):  # FlashInfer's rmsnorm: input first (positionally, or by keyword)
+    return (args[0] if args else kw["input"]) * 2
+
+
+resolve.import_target = lambda a: torch._dynamo.allow_in_graph(doubled)
 
 x = torch.randn(4, 16, dtype=torch.bfloat16)
 w = torch.rand(16, dtype=torch.bfloat16)

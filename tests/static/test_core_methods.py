@@ -79,16 +79,16 @@ def _method_stub() -> Any:
 
 
 class MethodSpy(Spy):
-    """A spy for a method: binds ``(self, **kwargs)`` against ``self`` + the signature."""
+    """A spy for a method: binds ``(self, *args, **kwargs)`` against ``self`` + the signature."""
 
     def __init__(self, signature: inspect.Signature) -> None:
         super().__init__(signature)
         self.receivers: list[Any] = []
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        assert len(args) == 1, "the receiver only, everything else by keyword"
+        assert args, "the receiver first"
         self.receivers.append(args[0])
-        return super().__call__(**kwargs)
+        return super().__call__(*args[1:], **kwargs)
 
 
 def test_a_method_stub_gets_the_receiver_and_keywords() -> None:

@@ -192,7 +192,7 @@ def test_the_mechanism_on_a_declared_contract() -> None:
     for release, words in (("0.5.3", None), ("0.6.7", "x must be 2D, got 1D")):
         a = entry.select(Distribution("flashinfer-python", release, "<t>", ""))
         fn = a.build(reorder_rows_for_gated_act_gemm)
-        a._publish(lambda **kw: "called")
+        a._publish(lambda *_a, **kw: "called")
         for call in (fn, a.plan):  # the generated path, the general path
             with pytest.raises(errors.InvalidArgumentError) as info:
                 call(torch.zeros(8))

@@ -277,7 +277,7 @@ def test_a_check_with_passes_is_called_only_where_its_inline_test_fails() -> Non
     e.bind_stub(reorder_rows_for_gated_act_gemm)
     a = e.select(Distribution("flashinfer-python", "0.6.7", "<t>", ""))
     fn = a.build(reorder_rows_for_gated_act_gemm)
-    a._publish(lambda **kw: "called")
+    a._publish(lambda *_a, **kw: "called")
     assert "if not (x.shape[0] in _EVEN_ROWS):" in a.source
     assert fn(torch.zeros(4, 2)) == "called"  # the first call (translate) calls it
     seen.clear()

@@ -162,9 +162,9 @@ def test_fixed_split_size_is_refused_without_tensor_cores_as_newer_releases_do(
 ) -> None:
     """0.4.0+ raise ValueError for any ``fixed_split_size`` but None on a CUDA-core
     wrapper; where -1 is dropped (before 0.4.0) the same call is refused here."""
-    fn, a, _sig = built(PLAN, release)
+    fn, a, sig = built(PLAN, release)
     seen: list[dict[str, Any]] = []
-    a._publish(lambda _self, **kw: seen.append(kw))
+    a._publish(recorder(sig, seen))
     kw = {**base_args(ENTRIES[PLAN]), "fixed_split_size": -1}
     fn(Wrapper(True), **kw)
     assert seen and "fixed_split_size" not in seen[-1]
@@ -183,10 +183,21 @@ def test_fixed_split_size_is_refused_without_tensor_cores_as_newer_releases_do(
         del a.translate
 
 
+def recorder(sig: Any, seen: list[dict[str, Any]]) -> Any:
+    """A stand-in method recording what it was passed by name (positional arguments by the
+    release's own parameter names: fi_compat passes them positionally where it can)."""
+    slots = list(sig.parameters)[1:]
+
+    def record(_self: Any, *args: Any, **kw: Any) -> None:
+        seen.append({**dict(zip(slots, args, strict=False)), **kw})
+
+    return record
+
+
 def test_fixed_split_size_reaches_releases_that_check_it_themselves() -> None:
-    fn, a, _sig = built(PLAN, "0.4.0")
+    fn, a, sig = built(PLAN, "0.4.0")
     seen: list[dict[str, Any]] = []
-    a._publish(lambda _self, **kw: seen.append(kw))
+    a._publish(recorder(sig, seen))
     fn(Wrapper(False), **{**base_args(ENTRIES[PLAN]), "fixed_split_size": -1})
     assert seen[-1]["fixed_split_size"] == -1  # FlashInfer's own ValueError follows
 
@@ -199,16 +210,16 @@ def test_vllm_and_sglang_attention_calls_run_on_older_releases(release: str) -> 
     """vLLM's ``plan(..., fixed_split_size=-1, disable_split_kv=False)`` and SGLang's
     ``BatchDecodeWithPagedKVCacheWrapper(ws, "NHD", backend="fa2",
     use_tensor_cores=True)`` (refused on 0.2.5-0.5.2 before)."""
-    fn, a, _sig = built(PLAN, release)
+    fn, a, sig = built(PLAN, release)
     seen: list[dict[str, Any]] = []
-    a._publish(lambda _self, **kw: seen.append(kw))
+    a._publish(recorder(sig, seen))
     kw = {**base_args(ENTRIES[PLAN]), "fixed_split_size": -1, "disable_split_kv": False}
     fn(Wrapper(True), **kw)
     assert "fixed_split_size" not in seen[-1] or seen[-1]["fixed_split_size"] == -1
 
     init = "fi_compat.decode.BatchDecodeWithPagedKVCacheWrapper.__init__"
-    fn, a, _sig = built(init, release)
-    a._publish(lambda _self, **kw: seen.append(kw))
+    fn, a, sig = built(init, release)
+    a._publish(recorder(sig, seen))
     ws = torch.empty(64, dtype=torch.uint8)
     fn(Wrapper(True), ws, "NHD", backend="fa2", use_tensor_cores=True)
     sent = seen[-1]

@@ -47,7 +47,7 @@ from fi_compat._core.adapter import Adapter
 from fi_compat._core.classes import WrapperClass
 from fi_compat._facades import entry_points
 from fi_compat.detection import Distribution
-from fi_compat.registry import KNOWN_RELEASES
+from fi_compat.registry import KNOWN_RELEASES, place
 from support import (
     attention_cases,
     concat_ops_cases,
@@ -220,6 +220,8 @@ class RecordingSpy:
         self.calls: list[dict[str, Any]] = []
         self.receivers: list[Any] = []
         self.bind_errors: list[str] = []
+        self.positional: list[tuple[str, ...]] = []  # per call, the names bound positionally
+        self.keywords: list[tuple[str, ...]] = []  # per call, the names passed by keyword
 
     def bind(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         bound = self.signature.bind(**kwargs)
@@ -231,12 +233,17 @@ class RecordingSpy:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.method:
-            assert len(args) == 1, "the receiver only, everything else by keyword"
+            assert args, "the receiver first"
             self.receivers.append(args[0])
-        else:
-            assert not args, "fi_compat calls FlashInfer by keyword only"
+            args = args[1:]
+        # how each argument was bound: positionally (the first len(args) positional
+        # slots of the release's signature) or by keyword
+        self.positional.append(tuple(list(self.signature.parameters)[: len(args)]))
+        self.keywords.append(tuple(kwargs))
         try:
-            bound = self.bind(kwargs)
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            bound = dict(bound.arguments)
         except TypeError as exc:
             self.bind_errors.append(str(exc))
             raise SpyBindError(str(exc)) from None
@@ -297,6 +304,8 @@ class Outcome:
         self.sent: dict[str, Any] | None = None  # bound, defaults applied
         self.emulations: list[str] = []
         self.reached = False
+        self.positional: tuple[str, ...] = ()  # names the spy bound positionally
+        self.keywords: tuple[str, ...] = ()  # names passed by keyword
 
 
 def run_generated(dotted: str, release: str, call: Call, spy_type: type = RecordingSpy) -> Outcome:
@@ -320,6 +329,7 @@ def run_generated(dotted: str, release: str, call: Call, spy_type: type = Record
     if spy.calls:
         out.reached = True
         out.sent = spy.calls[0] if len(spy.calls) == 1 else None
+        out.positional, out.keywords = spy.positional[0], spy.keywords[0]
         if e.receiver is not None:
             assert spy.receivers[0] is recv[0]
     return out
@@ -561,6 +571,67 @@ def test_the_base_call_agrees_and_succeeds_on_every_sampled_release(dotted: str)
 def test_generated_path_agrees_with_the_reference(dotted: str, data: Any) -> None:
     release, call = data.draw(calls(dotted))
     check(dotted, release, call)
+
+
+def _keyword_by_design(e: EntryPoint, release: str, name: str) -> bool:
+    """A parameter forwarded only when given (default ``OMIT``), or a ``lean`` method's
+    optional parameter whose default in ``release`` is not the stub's (passing it
+    positionally at the stub's default would change the call): by keyword, and the
+    positional prefix ends before it."""
+    import ast
+
+    stable = {p.spelling(place(release))[0]: n for n, p in e.params.items()}
+    n = stable.get(name)
+    if n is not None and e.params[n].default is OMIT:
+        return True
+    if not e.lean or n is None or e.params[n].default is REQUIRED:
+        return False
+    src = next((q[2] for q in snapshots.params(e, release) or [] if q[0] == name), None)
+    try:
+        value = ast.literal_eval(src) if src is not None else ABSENT
+    except (ValueError, SyntaxError):
+        return True
+    d = e.params[n].default
+    return not (type(value) is type(d) and value == d)
+
+
+@pytest.mark.parametrize("dotted", DOTTED)
+def test_forwarding_is_positional_exactly_where_the_release_signature_is_known(
+    dotted: str,
+) -> None:
+    """On every release of the range, the base call reaches FlashInfer's parameters with
+    the same values as the reference translation (``check``: bound by the release's real
+    signature, so an argument in the wrong positional slot disagrees), positionally up
+    to the first positional slot not forwarded and by keyword after; on a release
+    fi_compat has no snapshot of (a pre-release, a newer one), by keyword only."""
+    e = ENTRIES[dotted]
+    kw = base_args(e)
+    for release in releases(e):
+        ref = check(dotted, release, Call((), kw))  # the values reach the right parameters
+        out = run_generated(dotted, release, Call((), kw))
+        if not out.reached or ref.emulations:
+            continue  # an emulation rewrites the call: forwarded by keyword (Adapter.forward)
+        _fn, _a, sig = built(dotted, release)
+        params = list(sig.parameters.values())[1 if e.receiver is not None else 0 :]
+        slots = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        k = len(out.positional)
+        assert list(out.positional) == slots[:k]
+        if k < len(slots) and slots[k] in out.keywords:
+            assert _keyword_by_design(e, release, slots[k]), (
+                f"{dotted} on {release}: {slots[k]!r} was passed by keyword although every "
+                f"positional slot before it was filled ({list(out.positional)})"
+            )
+    last = releases(e)[-1]
+    for version in (f"{last}rc1", "99.0.0"):  # no snapshot: keyword binding only
+        a = e.select(Distribution("flashinfer-python", version, "<test>", ""))
+        a.build(stub_of(e))
+        lead = f"{e.receiver}, " if e.receiver else ""
+        for line in a.source.splitlines():
+            if "_fn(" in line:
+                first = line.split("_fn(", 1)[1].removeprefix(lead).split(",", 1)[0]
+                assert "=" in first or first.startswith("**") or first.startswith(")"), (
+                    f"{dotted} on {version}: a positional argument without a snapshot: {line}"
+                )
 
 
 # -- calls this suite found disagreeing, kept as regressions ------------------------------

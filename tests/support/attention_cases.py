@@ -104,8 +104,8 @@ class Receiver:
 
 
 class AttnSpy(BindSpy):
-    """A method or function spy: binds ``(self, **kw)`` for methods (the receiver is the
-    only positional argument fi_compat passes) or ``(**kw)`` for functions."""
+    """A method or function spy: binds ``(self, *args, **kw)`` for methods (the receiver
+    first) or ``(*args, **kw)`` for functions against the release's signature."""
 
     def __init__(self, signature: inspect.Signature, method: bool) -> None:
         super().__init__(signature)
@@ -114,12 +114,12 @@ class AttnSpy(BindSpy):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.method:
-            assert len(args) == 1, "the receiver only, everything else by keyword"
+            assert args, "the receiver first"
             self.receivers.append(args[0])
             params = list(self.signature.parameters.values())[1:]
             saved, self.signature = self.signature, self.signature.replace(parameters=params)
-            try:
-                return super().__call__(**kwargs)
+            try:  # the rest positionally up to the release's signature, by keyword after
+                return super().__call__(*args[1:], **kwargs)
             finally:
                 self.signature = saved
         return super().__call__(*args, **kwargs)

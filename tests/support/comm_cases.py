@@ -37,8 +37,8 @@ class Receiver:
 
 
 class CommSpy(BindSpy):
-    """FlashInfer's function: ``(self, **kw)`` for a method (the receiver is the only
-    positional argument), ``(**kw)`` for a function or a static method."""
+    """FlashInfer's function: ``(self, *args, **kw)`` for a method (the receiver first),
+    ``(*args, **kw)`` for a function or a static method."""
 
     def __init__(self, signature: inspect.Signature, method: bool) -> None:
         super().__init__(signature)
@@ -47,10 +47,12 @@ class CommSpy(BindSpy):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.method:
-            assert len(args) == 1, "the receiver only, everything else by keyword"
+            assert args, "the receiver first"
             self.receivers.append(args[0])
-            bound = self.signature.bind(args[0], **kwargs)
-            self.raw_kwargs.append(kwargs)
+            bound = self.signature.bind(*args, **kwargs)
+            names = tuple(list(self.signature.parameters)[1 : len(args)])
+            self.positional.append(names)
+            self.raw_kwargs.append({**dict(zip(names, args[1:], strict=True)), **kwargs})
             bound.apply_defaults()
             self.calls.append(dict(bound.arguments))
             return RESULT

@@ -85,11 +85,16 @@ class BindSpy:
         self.signature = signature
         self.calls: list[dict[str, Any]] = []
         self.raw_kwargs: list[dict[str, Any]] = []
+        self.positional: list[tuple[str, ...]] = []  # per call, the names bound positionally
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        assert not args, "fi_compat must call FlashInfer by keyword only"
+        # positional arguments bind to the release's positional slots in order (a value
+        # in the wrong slot reaches the wrong parameter, which the cases' checks see)
         bound = self.signature.bind(*args, **kwargs)  # TypeError for unknown names, as FI
-        self.raw_kwargs.append(kwargs)
+        names = tuple(list(self.signature.parameters)[: len(args)])
+        self.positional.append(names)
+        # what the call passed explicitly (positionally or by keyword), by name
+        self.raw_kwargs.append({**dict(zip(names, args, strict=True)), **kwargs})
         bound.apply_defaults()
         a = dict(bound.arguments)
         self.calls.append(a)

@@ -5,7 +5,9 @@ the adapter does not run as a method per call: this module emits the facade func
 with the stub's exact signature, as Python source.  For a conforming call (every
 parameter the release lacks or restricts at its default, index tensors already in the
 native dtype, known keywords only) it runs the metadata checks, the release's
-normalisers, one call to FlashInfer by keyword and the release's result hooks;
+normalisers, one call to FlashInfer (positionally up to what the release's snapshot
+signature allows, by keyword after; by keyword only on a release without a snapshot)
+and the release's result hooks;
 everything else goes to :meth:`Adapter.call_general` (the shared
 :meth:`Adapter.translate`).
 
@@ -176,6 +178,46 @@ def _omittable(e: Any, n: str) -> bool:
     return p.since is not None or (e.lean and p.default is not REQUIRED)
 
 
+def _release_positional(adapter: Adapter) -> tuple[tuple[str, str | None], ...]:
+    """The installed release's positional parameters (its own names, the receiver left
+    out) with their defaults as written, in its order, where its signature is known from
+    its snapshot (a release fi_compat was tested against); ``()`` otherwise (a
+    pre-release, a release between or after the known ones: forwarded by keyword,
+    which binds whatever order that release has).  Positional binding costs CPython a
+    fraction of keyword binding, and a call with more than ~15 keywords is compiled as
+    a dict build plus ``CALL_FUNCTION_EX``."""
+    pl = adapter.placement
+    if pl is None or pl.kind != "known" or pl.treated_as is None:
+        return ()
+    from . import facts
+
+    sig = facts.signature(adapter.entry, pl.treated_as)
+    if not sig:
+        return ()
+    out = []
+    for q in sig:
+        if q[1] not in ("po", "pk"):
+            break
+        out.append((q[0], q[2]))
+    recv = adapter.entry.receiver
+    if recv is not None and out[:1] and out[0][0] == recv:
+        out = out[1:]  # the receiver is passed first, as received
+    return tuple(out)
+
+
+def _same_default(source: str | None, default: object) -> bool:
+    """The release's default (as written in its wheel) is the stub's, by value."""
+    if source is None:
+        return False
+    import ast
+
+    try:
+        value = ast.literal_eval(source)
+    except (ValueError, SyntaxError):
+        return False
+    return type(value) is type(default) and value == default
+
+
 def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     """Generate the facade function with ``stub``'s signature, bound to ``adapter``."""
     e = adapter.entry
@@ -296,6 +338,37 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     tail_kinds = {n: t for n in tail if (t := _kind_test(n, e.params[n].kind, ns))}
     tail_checked = list(tail_kinds.values())
 
+    rpos = _release_positional(adapter)
+    back = {adapter.spelling[n]: n for n in adapter.present}
+
+    def positional_call(fwd: list[str], value: dict[str, str]) -> str:
+        """The arguments of a call forwarding ``fwd``: positionally up to the first
+        positional slot of the release's signature that is not forwarded, by keyword
+        after (all by keyword where the release's signature is not known)."""
+        by = {adapter.spelling[n]: value[n] for n in fwd}
+        args = []
+        for rn, _src in rpos:
+            if rn not in by:
+                break
+            args.append(by.pop(rn))
+        args += [f"{rn}={v}" for rn, v in by.items()]
+        return ", ".join(args)
+
+    def _lean_positional(fwd: list[str]) -> list[str]:
+        """``EntryPoint.lean``: the parameters (stable names) passed positionally, at any
+        value: the release's positional slots in order while each is forwarded and, for
+        an optional parameter, has the stub's default in that release (so that passing
+        the default is what leaving it out was)."""
+        out = []
+        for rn, src in rpos:
+            n = back.get(rn)
+            if n is None or n not in fwd:
+                break
+            if n in tail and not _same_default(src, e.params[n].default):
+                break
+            out.append(n)
+        return out
+
     def lines(validated: bool) -> list[str]:
         if adapter.problem is not None:
             return [f"    {general}"]
@@ -377,13 +450,23 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             and not (n in later and (n in tail or (n in guarded and n not in fast)))
         ]
         tiers: list[tuple[list[str], list[str], list[str]]] = [(guarded + tail, fwd0, [])]
+        fwd1 = [n for n in adapter.present if n not in omit]
+        lean_pos = set(_lean_positional(fwd1)) if e.lean else set()
+        lean_kw = [n for n in tail if n not in lean_pos]
         if tail:
-            fwd1 = [n for n in adapter.present if n not in omit]
             # lean: the kinds of the omittable parameters are checked where one is given
-            tiers.append((guarded, fwd1, tail_checked if validated and not e.lean else []))
-        for tier, (names, fwd, extra) in enumerate(tiers):
+            # (passed positionally: in the tier's test, at their default or of their kind)
+            extra = tail_checked if validated and not e.lean else []
+            if validated and e.lean:
+                extra = [f"({n} is _d_{n} or {tail_kinds[n]})" for n in tail_kinds if n in lean_pos]
+            tiers.append((guarded, fwd1, extra))
+            if e.lean and not lean_kw:
+                # every optional parameter has a positional slot whose default is the
+                # stub's: one positional call, no per-call dict and no default tests
+                del tiers[0]
+        for names, fwd, extra in tiers:
             value = {n: f"{'_t_' if n in adapter.enums else ''}{n}" for n in fwd}
-            call_args = ", ".join(f"{adapter.spelling[n]}={value[n]}" for n in fwd)
+            call_args = positional_call(fwd, value)
             tests = [
                 fast.get(n) or _default_test(n, e.params[n].default) for n in e.order if n in names
             ]
@@ -394,10 +477,11 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             pad = "            " if tests else "        "
             if tests:
                 body.append(f"        if {' and '.join(tests)}:")
-            if tier == 1 and e.lean:
-                # only what differs from the default goes to FlashInfer (each keyword it
-                # binds costs): identity tests, no value comparison
-                fixed = [n for n in fwd if n not in tail]
+            if fwd is fwd1 and e.lean and lean_kw:
+                # only what differs from the default goes to FlashInfer by keyword (each
+                # keyword it binds costs): identity tests, no value comparison
+                pos = [value[n] for n in _lean_positional(fwd)]
+                fixed = [n for n in fwd if n not in tail and n not in lean_pos]
                 body.append(
                     pad
                     + "_c = {"
@@ -405,13 +489,13 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
                     + "}"
                 )
                 for n in fwd:
-                    if n in tail:
+                    if n in lean_kw:
                         body.append(f"{pad}if {n} is not _d_{n}:")
                         if validated and n in tail_kinds:
                             body.append(f"{pad}    if not {tail_kinds[n]}:")
                             body.append(f"{pad}        {general_kept}")
                         body.append(f"{pad}    _c[{adapter.spelling[n]!r}] = {value[n]}")
-                invoke = finish(f"_fn({lead}**_c)")
+                invoke = finish(f"_fn({lead}{''.join(v + ', ' for v in pos)}**_c)")
             body.append(f"{pad}return {invoke}")
             if not tests:
                 break  # every call returned above
@@ -513,12 +597,23 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         cond = [n for n in adapter.present if n in omit]
         value = {n: f"{'_t_' if n in adapter.enums else ''}{n}" for n in adapter.present}
         fixed = [n for n in adapter.present if n not in cond]
-        pairs = ", ".join(f"{adapter.spelling[n]!r}: {value[n]}" for n in fixed)
+        by = {adapter.spelling[n]: n for n in fixed}
+        pos = []
+        for rn, _src in rpos:  # positionally where the release's signature is known
+            if rn not in by:
+                break
+            pos.append(value[by.pop(rn)])
+        if not cond:
+            joined = ", ".join([*pos, *(f"{rn}={value[n]}" for rn, n in by.items())])
+            out.append(f"{pad}return {finish(f'_fn({lead}{joined})')}")
+            return out
+        pairs = ", ".join(f"{rn!r}: {value[n]}" for rn, n in by.items())
         out.append(f"{pad}_c = {{{pairs}}}")
         for n in cond:
             out.append(f"{pad}if {n} is not _d_{n}:  # OMIT")
             out.append(f"{pad}    _c[{adapter.spelling[n]!r}] = {value[n]}")
-        out.append(f"{pad}return {finish(f'_fn({lead}**_c)')}")
+        head = "".join(v + ", " for v in pos)
+        out.append(f"{pad}return {finish(f'_fn({lead}{head}**_c)')}")
         return out
 
     fname = e.name.rpartition(".")[2]  # a method's entry is named "<Class>.<method>"
