@@ -97,8 +97,8 @@ def _facade(version: str, extra_param: str | None = None) -> tuple[Any, Spy]:
         sig = sig.replace(parameters=[*sig.parameters.values(), p])
     spy = Spy(sig)
 
-    def chunk_gated_delta_rule(**kw: Any) -> Any:
-        return spy(**kw)
+    def chunk_gated_delta_rule(*args: Any, **kw: Any) -> Any:
+        return spy(*args, **kw)  # positional where the release's signature is known
 
     chunk_gated_delta_rule.__signature__ = sig  # type: ignore[attr-defined]
     with warnings.catch_warnings():

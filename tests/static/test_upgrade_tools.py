@@ -68,6 +68,8 @@ def test_history_agrees_with_every_covered_snapshot() -> None:
                 continue
             i = h.index[release]
             attr = rec.get("attr", e.attr)
+            if attr.split(".")[-1].startswith("_"):
+                continue  # a private FlashInfer name: the history holds public callables
             want = [p[:3] for p in data["signatures"][rec["signature"]]]
             if "." in attr:
                 cls, _, meth = attr.rpartition(".")

@@ -287,20 +287,23 @@ class Receiver:
 
 
 class MethodSpy(BindSpy):
-    """FlashInfer's method: ``(self, **kw)`` (the receiver the only positional)."""
+    """FlashInfer's method, ``(self, ...)``: records the receiver; the arguments bind by
+    the release's signature as passed (positionally where fi_compat forwards so)."""
 
     def __init__(self, signature: Any) -> None:
         super().__init__(signature)
         self.receivers: list[Any] = []
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        assert len(args) == 1, "the receiver only, everything else by keyword"
+        assert args and isinstance(args[0], Receiver), "the receiver first"
         self.receivers.append(args[0])
-        bound = self.signature.bind(args[0], **kwargs)
-        self.raw_kwargs.append(kwargs)
-        bound.apply_defaults()
-        self.calls.append(dict(bound.arguments))
-        return None if "num_experts" in kwargs else torch.zeros(TOKENS, K, dtype=torch.bfloat16)
+        super().__call__(*args, **kwargs)
+        self.raw_kwargs[-1].pop(next(iter(self.signature.parameters)))  # the receiver
+        sent = self.raw_kwargs[-1]
+        return None if "num_experts" in sent else torch.zeros(TOKENS, K, dtype=torch.bfloat16)
+
+    def result(self, a: dict[str, Any]) -> Any:
+        return None
 
 
 def method_releases(method: str) -> list[str]:

@@ -745,10 +745,8 @@ class SfRowIndices(Normalizer):
         pl = adapter.placement
         if pl is None or at_least(pl, _SF_ANY_K):
             return None
-        import torch
-
         wide, where, release = at_least(pl, _SF_WIDE), adapter.entry.dotted, str(adapter.release)
-        dtypes = (torch.uint8, torch.bfloat16) if wide else (torch.uint8,)
+        names = ("torch.uint8", "torch.bfloat16") if wide else ("torch.uint8",)
         name = self.args[0]
 
         def refuse(what: str, minimum: str, param: str) -> UnsupportedParameterError:
@@ -764,7 +762,7 @@ class SfRowIndices(Normalizer):
         def check(t: Any, nsf: Any) -> tuple[Any, ...]:
             if nsf is None:
                 return ()
-            if t.dtype not in dtypes:
+            if str(t.dtype) not in names:  # weight preparation (setup): no torch at build
                 raise refuse(f"{name} of dtype {t.dtype}", _SF_WIDE, name)
             if nsf != 16 and not wide:
                 raise refuse(f"num_elts_per_sf={nsf}", _SF_WIDE, "num_elts_per_sf")
@@ -803,8 +801,6 @@ class Sm90Prepare(Normalizer):
         pl = adapter.placement
         if pl is None or _sm90_new(pl):
             return None
-        import torch
-
         where, release, param = adapter.entry.dotted, str(adapter.release), self.args[0]
         minimum = _SM90_NEW if not at_least(pl, _SM90_NEW) else _SM90_NEW_AGAIN
 
@@ -821,7 +817,7 @@ class Sm90Prepare(Normalizer):
         if param == "scales":
 
             def check(scales: Any) -> tuple[Any, ...]:
-                if scales.dtype != torch.uint8:
+                if str(scales.dtype) != "torch.uint8":  # setup: no torch at build
                     raise refuse(f"scales of dtype {scales.dtype}")
                 return ()
 

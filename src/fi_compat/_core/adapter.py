@@ -336,7 +336,7 @@ class Adapter:
         from .. import _device
 
         e = self.entry
-        first = e.validate_args[0]
+        first = e.validate_args[0] if e.validate_args else "the input"
         if index < 0:
             host = e.host_tensors
             until = host[0] if isinstance(host, tuple) else None

@@ -178,7 +178,7 @@ def _omittable(e: Any, n: str) -> bool:
     return p.since is not None or (e.lean and p.default is not REQUIRED)
 
 
-def _release_positional(adapter: Adapter) -> tuple[tuple[str, str | None], ...]:
+def _release_positional(adapter: Adapter) -> tuple[tuple[str, object], ...]:
     """The installed release's positional parameters (its own names, the receiver left
     out) with their defaults as written, in its order, where its signature is known from
     its snapshot (a release fi_compat was tested against); ``()`` otherwise (a
@@ -191,31 +191,20 @@ def _release_positional(adapter: Adapter) -> tuple[tuple[str, str | None], ...]:
         return ()
     from . import facts
 
-    sig = facts.signature(adapter.entry, pl.treated_as)
-    if not sig:
+    slots = facts.release_slots(adapter.entry, pl.treated_as)
+    if not slots:
         return ()
-    out = []
-    for q in sig:
-        if q[1] not in ("po", "pk"):
-            break
-        out.append((q[0], q[2]))
+    out = list(slots)
     recv = adapter.entry.receiver
     if recv is not None and out[:1] and out[0][0] == recv:
         out = out[1:]  # the receiver is passed first, as received
     return tuple(out)
 
 
-def _same_default(source: str | None, default: object) -> bool:
-    """The release's default (as written in its wheel) is the stub's, by value."""
-    if source is None:
-        return False
-    import ast
-
-    try:
-        value = ast.literal_eval(source)
-    except (ValueError, SyntaxError):
-        return False
-    return type(value) is type(default) and value == default
+def _same_default(value: object, default: object) -> bool:
+    """The release's default (its literal value, from :mod:`._facts`; ``...`` for none)
+    is the stub's, by value."""
+    return value is not ... and type(value) is type(default) and value == default
 
 
 def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:

@@ -227,7 +227,68 @@ def render(positional: bool = True) -> str:
         else:  # as ruff format splits it (the reason may stay longer than a line)
             lines += [f"    {_lit(k)}: (", f"        {n},", f"        {_lit(why)},", "    ),"]
     lines.append("}")
+    lines += ["", *_slot_lines(snap)]
     return "\n".join(lines) + "\n"
+
+
+def _slot_lines(snap: Any) -> list[str]:
+    """``SLOTS``: per snapshot, its releases' positional parameters (name, default as a
+    Python value; ``...`` where the release has none or it is no literal), unique tuples
+    once, and per known release the index of its tuple (-1: absent).  What the generated
+    call reads to forward positionally (:func:`release_slots`), without reading JSON at
+    run time."""
+    import ast
+    import json
+
+    from ..registry import KNOWN_RELEASES
+
+    out = [
+        "# positional parameters per release: (unique slot tuples, index per known release)",
+        "SLOTS: dict[str, tuple[tuple[tuple[tuple[str, object], ...], ...], tuple[int, ...]]] = {",
+    ]
+    for path in sorted(snap.glob("*.json")):
+        data = json.loads(path.read_text())
+        if data.get("kind") == "enum" or path.stem.startswith("tllm_enums."):
+            continue
+        uniq: list[tuple[tuple[str, object], ...]] = []
+        index = []
+        for release in KNOWN_RELEASES:
+            rec = data["releases"].get(release)
+            if rec is None:
+                index.append(-1)
+                continue
+            slots = []
+            for q in data["signatures"][rec["signature"]]:
+                if q[1] not in ("po", "pk"):
+                    break
+                try:
+                    value = ast.literal_eval(q[2]) if q[2] is not None else ...
+                except (ValueError, SyntaxError):
+                    value = ...
+                slots.append((q[0], value))
+            t = tuple(slots)
+            if t not in uniq:
+                uniq.append(t)
+            index.append(uniq.index(t))
+        row = f"    {path.stem!r}: ({tuple(uniq)!r}, {tuple(index)!r}),"
+        out.append(row.replace("Ellipsis", "..."))
+    out.append("}")
+    return out
+
+
+def release_slots(entry: EntryPoint, release: str) -> tuple[tuple[str, object], ...] | None:
+    """``release``'s positional parameters of ``entry``, in order: (name as the release
+    spells it, its default as a Python value, ``...`` for none or no literal); None where
+    the snapshots do not know the release's signature."""
+    from ..registry import KNOWN_RELEASES
+    from ._facts import SLOTS
+
+    row = SLOTS.get(stem(entry))
+    if row is None or release not in KNOWN_RELEASES:
+        return None
+    sigs, index = row
+    i = index[KNOWN_RELEASES.index(release)]
+    return None if i < 0 else tuple(sigs[i])
 
 
 def unlisted(entry: EntryPoint) -> list[str]:
