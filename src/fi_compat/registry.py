@@ -223,8 +223,8 @@ class VersionRange:
     def __str__(self) -> str:
         rel = self.releases()
         if self.hi is None:
-            return f"{rel[0]}+" if len(rel) == 1 else f"{rel[0]}–{rel[-1]}+"
-        return rel[0] if len(rel) == 1 else f"{rel[0]}–{rel[-1]}"
+            return f"{rel[0]}+" if len(rel) == 1 else f"{rel[0]}-{rel[-1]}+"
+        return rel[0] if len(rel) == 1 else f"{rel[0]}-{rel[-1]}"
 
     def __repr__(self) -> str:
         return f"VersionRange({self.lo!r}, {self.hi!r})"

@@ -54,8 +54,8 @@ def test_text_prints_no_line_twice() -> None:
     repeated = [a for a, b in itertools.pairwise(lines) if a == b]
     assert repeated == []
     # the adapter range once per entry point, on its status line
-    assert r.stdout.count("adapter 0.6.3–0.6.7.post3") == sum(
-        "adapter 0.6.3–0.6.7.post3" in line
+    assert r.stdout.count("adapter 0.6.3-0.6.7.post3") == sum(
+        "adapter 0.6.3-0.6.7.post3" in line
         for line in r.stdout.splitlines()
         if "fi_compat." in line
     )
@@ -66,7 +66,7 @@ def test_text_with_override_shows_adapter_and_optional_dependency() -> None:
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "flashinfer-python      0.6.18" in out and "overridden" in out
-    assert "needs nvidia-cutlass-dsl" in out and "adapter 0.6.18–0.6.18.post1" in out
+    assert "needs nvidia-cutlass-dsl" in out and "adapter 0.6.18-0.6.18.post1" in out
     assert "\033[" not in out  # colour only on a TTY
 
 
@@ -102,7 +102,7 @@ def test_json_for_an_old_release_lists_absent_parameters() -> None:
     r = info("info", "--json", env={"FI_COMPAT_FLASHINFER_VERSION": "0.6.7"})
     data = json.loads(r.stdout)
     a = data["adapters"]["fi_compat.gdn_prefill.chunk_gated_delta_rule"]
-    assert a["adapter_range"] == "0.6.3–0.6.7.post3" and "state_indices" in a["absent_in_release"]
+    assert a["adapter_range"] == "0.6.3-0.6.7.post3" and "state_indices" in a["absent_in_release"]
     assert a["native_dtypes"] == {"cu_seqlens": "int64"}
     assert data["entry_points"]["fi_compat.gdn_prefill.chunk_gated_delta_rule"]["status"] == (
         "available"

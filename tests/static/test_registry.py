@@ -64,7 +64,7 @@ def test_version_range() -> None:
     r = VersionRange("0.6.8", "0.6.14")
     assert r.contains(place("0.6.8")) and r.contains(place("0.6.13"))
     assert not r.contains(place("0.6.14")) and not r.contains(place("0.6.7.post3"))
-    assert str(r) == "0.6.8–0.6.13"
+    assert str(r) == "0.6.8-0.6.13"
     with pytest.raises(ValueError):
         VersionRange("0.6.9", "0.6.8")
     with pytest.raises(ValueError):

@@ -74,13 +74,13 @@ def test_strict_mode_makes_a_newer_release_an_error() -> None:
 def test_prerelease_is_treated_as_its_release_with_a_warning() -> None:
     out = call("0.7.1rc2")
     assert out["adapter"]["treated_as"] == "0.7.1"
-    assert out["adapter"]["adapter_range"] == "0.7.1–0.7.2.post1"
+    assert out["adapter"]["adapter_range"] == "0.7.1-0.7.2.post1"
     assert len(out["warnings"]) == 1
 
 
 def test_local_tag_is_ignored_for_selection_without_warning() -> None:
     out = call("0.6.18+cu130")
-    assert out["adapter"]["adapter_range"] == "0.6.18–0.6.18.post1" and out["warnings"] == []
+    assert out["adapter"]["adapter_range"] == "0.6.18-0.6.18.post1" and out["warnings"] == []
 
 
 # -- unknown keywords on every placement (in process: a spy with the release's signature) --
