@@ -16,6 +16,19 @@ once, then
 * a decode step: one ``plan`` and 32 ``run`` calls (one per layer), synchronised, p50 of
   rounds with the arms interleaved; the ratio fi_compat / direct.
 
+Each shape is planned twice: with every index tensor on the GPU, and as vLLM's
+FlashInfer backend plans (``indptr`` and ``last_page_len`` on the host, ``indices`` on
+the GPU). Where the ``plan`` time goes (``plan_breakdown``), the same interleaved rounds:
+
+* ``fi_compat_nochecks``: after ``fi_compat.set_validation(False)``;
+* ``fi_compat_own``: fi_compat's generated ``plan`` with FlashInfer's ``plan`` (the
+  generated function's ``_fn``) replaced by a no-op: fi_compat's own host work on this
+  machine (checks, normalisers, the result hook), FlashInfer not called;
+* ``noop``: the same no-op called directly (the floor of ``fi_compat_own``).
+
+``plan_added_ns`` minus (``fi_compat_own`` - ``noop``) is what fi_compat's call changes
+inside FlashInfer's own ``plan`` (zero if the arguments reach it as the direct call's do).
+
 Outputs of both arms are compared bit for bit first.
 """
 
@@ -37,12 +50,15 @@ LAYERS = 32
 SHAPES = {"host-bound": (8, 512), "gpu-bound": (64, 4096)}
 
 
-def _setup(B: int, L: int) -> tuple[Any, Any, dict[str, Any], torch.Tensor, torch.Tensor]:
+def _setup(
+    B: int, L: int, host_indptr: bool
+) -> tuple[Any, Any, dict[str, Any], torch.Tensor, torch.Tensor]:
     pages = B * (L // P)
+    meta = "cpu" if host_indptr else "cuda"
     cache = torch.randn(pages, 2, P, HKV, D, device="cuda").to(torch.bfloat16)
-    indptr = torch.arange(0, pages + 1, L // P, dtype=torch.int32, device="cuda")
+    indptr = torch.arange(0, pages + 1, L // P, dtype=torch.int32, device=meta)
     indices = torch.arange(pages, dtype=torch.int32, device="cuda")
-    last = torch.full((B,), P, dtype=torch.int32, device="cuda")
+    last = torch.full((B,), P, dtype=torch.int32, device=meta)
     q = torch.randn(B, HQ, D, device="cuda").to(torch.bfloat16)
     ws = torch.empty(128 * 1024 * 1024, dtype=torch.uint8, device="cuda")
     w = decode.BatchDecodeWithPagedKVCacheWrapper(ws, "NHD")
@@ -65,7 +81,8 @@ def main() -> int:
     release = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
     out = {"release": release, "device": torch.cuda.get_device_name()}
     for name, (B, L) in SHAPES.items():
-        out[name] = measure(B, L)
+        out[name] = measure(B, L, host_indptr=False)
+        out[name + ", host indptr (vLLM)"] = measure(B, L, host_indptr=True)
     print(json.dumps(out, indent=1))
     if a.json:
         with open(a.json, "w") as fh:
@@ -73,8 +90,12 @@ def main() -> int:
     return 0
 
 
-def measure(B: int, L: int) -> dict[str, Any]:
-    w, base, plan, q, cache = _setup(B, L)
+def _noop(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def measure(B: int, L: int, host_indptr: bool) -> dict[str, Any]:
+    w, base, plan, q, cache = _setup(B, L, host_indptr)
     w.plan(*plan["args"], **plan["kw"])
     ours = w.run(q, cache)
     theirs = base.run(w, q, cache)
@@ -110,6 +131,24 @@ def measure(B: int, L: int) -> dict[str, Any]:
         for name, fn in plan_arms if i % 2 == 0 else plan_arms[::-1]:
             plan_ns[name].append(plan_once(fn))
 
+    # where the plan time goes: checks off, and fi_compat's own work with FlashInfer's
+    # plan replaced by a no-op (the generated function's global ``_fn``)
+    gen = type(w).plan.__globals__
+    real_fn = gen.get("_fn")
+    parts: dict[str, list[float]] = {"fi_compat_nochecks": [], "fi_compat_own": [], "noop": []}
+    for _ in range(300):
+        fi_compat.set_validation(False)
+        parts["fi_compat_nochecks"].append(plan_once(type(w).plan))
+        fi_compat.set_validation(True)
+        if real_fn is not None:
+            gen["_fn"] = _noop
+            try:
+                parts["fi_compat_own"].append(plan_once(type(w).plan))
+            finally:
+                gen["_fn"] = real_fn
+        parts["noop"].append(plan_once(_noop))
+    w.plan(*plan["args"], **plan["kw"])  # leave a real plan for the step below
+
     def step(run: Any, pl: Any) -> float:
         torch.cuda.synchronize()
         t0 = time.perf_counter_ns()
@@ -126,6 +165,8 @@ def measure(B: int, L: int) -> dict[str, Any]:
             step_ns[name].append(step(r, pl))
     res: dict[str, Any] = {
         "shape": f"{B} x {L} tokens",
+        "index_tensors": "indptr, last_page_len on the host" if host_indptr else "all on the GPU",
+        "plan_breakdown_ns_p50": {k: _p50(v) for k, v in parts.items() if v},
         "bit_identical": identical,
         "run_ns_p50": {k: _p50(v) for k, v in run_ns.items()},
         "plan_ns_p50": {k: _p50(v) for k, v in plan_ns.items()},
@@ -135,6 +176,10 @@ def measure(B: int, L: int) -> dict[str, Any]:
     res["plan_added_ns"] = res["plan_ns_p50"]["fi_compat"] - res["plan_ns_p50"]["direct"]
     res["plan_noise_ns"] = res["plan_ns_p50"]["direct-again"] - res["plan_ns_p50"]["direct"]
     res["step_ratio"] = res["step_us_p50"]["fi_compat"] / res["step_us_p50"]["direct"]
+    bd = res["plan_breakdown_ns_p50"]
+    if "fi_compat_own" in bd:
+        res["plan_own_ns"] = bd["fi_compat_own"] - bd["noop"]
+        res["plan_inside_flashinfer_ns"] = res["plan_added_ns"] - res["plan_own_ns"]
     return res
 
 
