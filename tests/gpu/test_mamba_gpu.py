@@ -63,7 +63,8 @@ def _inputs(seed: int, index_dtype: torch.dtype, with_z: bool) -> dict[str, Any]
         "A": (-torch.rand(NHEADS, 1, 1, generator=g, device=DEV) - 0.1).expand(NHEADS, DIM, DSTATE),
         "B": r(BATCH, NGROUPS, DSTATE).to(bf),
         "C": r(BATCH, NGROUPS, DSTATE).to(bf),
-        "D": r(NHEADS, 1).expand(NHEADS, DIM),
+        # D and dt_bias in dt's dtype, B / C / z in x's: every release's kernel reads them so
+        "D": r(NHEADS, 1).to(bf).expand(NHEADS, DIM),
         "z": r(BATCH, NHEADS, DIM).to(bf) if with_z else None,
         "dt_bias": r(NHEADS, 1, scale=0.5).to(bf).expand(NHEADS, DIM),
         "dt_softplus": True,

@@ -167,3 +167,28 @@ def test_an_error_of_the_first_call_under_compile(
     assert kind == "Unsupported" and error in text and says in text, out
     kind, text = out["False"]
     assert kind == error and says in text, out
+
+
+def test_the_device_check_hands_dynamo_constants_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a trace the per-device check calls :func:`device_verdict` (Dynamo's
+    ``assume_constant_result``) with the adapter's int key, the device index and a
+    ``torch.device``: values Dynamo takes as constants.  With the adapter itself, every
+    traced call on a CUDA tensor failed on torch 2.11 (``InternalTorchDynamoError:
+    AsPythonConstantNotImplementedError: UserDefinedObjectVariable(Adapter) is not a
+    constant``, seen on an H100 with 0.6.7 and 0.7.4; torch 2.13 tolerates it)."""
+    import torch
+
+    import fi_compat.norm  # noqa: F401  (binds the stub's parameter list)
+    from fi_compat._adapters.norm import SPECS
+    from fi_compat._core import compiled
+    from fi_compat.detection import Distribution
+
+    a = SPECS["rmsnorm"].select(Distribution("flashinfer-python", "0.7.4", "<test>", ""))
+    seen: list[tuple[object, ...]] = []
+    monkeypatch.setattr(compiled, "compiling", lambda: True)
+    monkeypatch.setattr(compiled, "device_verdict", lambda *args: seen.append(args))
+    compiled.check_device(a, 0, torch.ones(3))
+    assert len(seen) == 1
+    key, index, device = seen[0]
+    assert type(key) is int and compiled._ADAPTERS[key] is a
+    assert index == 0 and isinstance(device, torch.device)

@@ -55,7 +55,7 @@ def args(name: str = NAME, index_dtype: torch.dtype = torch.int32) -> dict[str, 
         "A": -torch.rand(NHEADS, 1, 1).expand(NHEADS, DIM, DSTATE),
         "B": torch.randn(BATCH, NGROUPS, DSTATE).bfloat16(),
         "C": torch.randn(BATCH, NGROUPS, DSTATE).bfloat16(),
-        "D": torch.randn(NHEADS, 1).expand(NHEADS, DIM),
+        "D": torch.randn(NHEADS, 1).bfloat16().expand(NHEADS, DIM),
         "z": None,
         "dt_bias": torch.randn(NHEADS, 1).bfloat16().expand(NHEADS, DIM),
         "dt_softplus": True,
@@ -182,9 +182,23 @@ def case_newer_options_are_refused_before_their_release(release: str, sig: Any =
 
 
 def case_bad_input_is_refused(release: str, sig: Any = None) -> None:
-    """A float index tensor and a 2-D state are refused before the launch."""
+    """A float index tensor, a 2-D state, and a D / dt_bias of another dtype than dt (or
+    B, C, z, out of another than x) are refused before the launch on every release: 0.6.3+
+    raise an untyped RuntimeError in validate_dtype_consistency, 0.6.1-0.6.2 read the
+    memory as dt's (x's) dtype."""
     f, spy = facade(release, sig)
     kw = args()
+    for name, value in (
+        ("D", kw["D"].float()),
+        ("dt_bias", kw["dt_bias"].half()),
+        ("B", kw["B"].float()),
+        ("z", torch.zeros(BATCH, NHEADS, DIM)),
+        ("out", torch.zeros(BATCH, NHEADS, DIM, dtype=torch.float16)),
+    ):
+        if name == "out" and not at_least(place(release), "0.6.2"):
+            continue
+        with pytest.raises(errors.InvalidArgumentError, match=f"{name} must have"):
+            f(**(kw | {name: value}))
     with pytest.raises(errors.InvalidArgumentError, match="state_batch_indices"):
         f(**(kw | {"state_batch_indices": torch.tensor([4.0, 1.0])}))
     with pytest.raises(errors.InvalidArgumentError, match="state"):

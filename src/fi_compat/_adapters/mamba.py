@@ -41,6 +41,12 @@ _RANK_WHY = (
     "csrc/selective_state_update.cu)"
 )
 
+_DTYPE_WHY = (
+    "the kernel reads D and dt_bias as dt's dtype and B, C, z, out as x's (0.6.3+ "
+    "validate_dtype_consistency in csrc/selective_state_update.cu refuses a mismatch; "
+    "0.6.1-0.6.2 read the memory as the other dtype); cast them, e.g. D.to(dt.dtype)"
+)
+
 
 def _ssu() -> EntryPoint:
     return EntryPoint(
@@ -73,6 +79,18 @@ def _ssu() -> EntryPoint:
             # every release: CHECK_DIM(4, state) after the 3-D form is unsqueezed
             "state": Tensor(rank=(3, 4), why=_RANK_WHY),
             "x": Tensor(rank=(2, 3, 4), why=_RANK_WHY),
+            # 0.6.3+ refuse other dtypes in validate_dtype_consistency (an untyped
+            # RuntimeError); 0.6.1-0.6.2 dispatch on (state, x, dt, A) alone and read D,
+            # dt_bias as dt's type and B, C, z, out as x's: a float32 D beside a bf16 dt is
+            # read as bf16 there.  Refused on every release, before the launch.
+            "dt": Tensor(),
+            "D": Tensor(dtype="dt", why=_DTYPE_WHY),
+            "dt_bias": Tensor(dtype="dt", why=_DTYPE_WHY),
+            "B": Tensor(dtype="x", why=_DTYPE_WHY),
+            "C": Tensor(dtype="x", why=_DTYPE_WHY),
+            "z": Tensor(dtype="x", why=_DTYPE_WHY),
+            "out": Tensor(dtype="x", why=_DTYPE_WHY),
+            "intermediate_states_buffer": Tensor(dtype="state", why=_DTYPE_WHY),
             # (batch,) on every release; (N, max_seqlen) with num_accepted_tokens (0.6.7)
             "state_batch_indices": Tensor(rank=(1, 2), dtypes=INDEX),
             "intermediate_state_indices": Tensor(rank=1, dtypes=INDEX),

@@ -22,7 +22,7 @@ import _thread
 
 from .. import errors
 from ..registry import NEWEST, at_least
-from . import enumtrans, resolve
+from . import compiled, enumtrans, resolve
 from .contract import refusal
 from .table import OMIT, REQUIRED, SIMPLE, is_default
 
@@ -130,6 +130,8 @@ class Adapter:
         self._mode: object = True  # the key of ``codes`` that set_mode installed
         self.warm = False  # prepared and resolved: the facade runs the mode's code
         self._accepts: tuple[object, frozenset[str] | None] | None = None  # accepted_names
+        # this adapter to code Dynamo traces (fi_compat._core.compiled): an int constant
+        self.trace_key = compiled.register(self)
         if placement is None or problem is not None:
             return
         self.said = {x.check: x for x in entry.said if x.covers(placement)}

@@ -629,7 +629,7 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         head_line
         + "    from fi_compat._core.compiled import compiling, fail, warm\n"
         + "    if compiling():\n"
-        + f"        _e = warm({compiled.register(adapter)})\n"
+        + f"        _e = warm({adapter.trace_key})\n"
         + "        if _e is not None:\n"
         + "            fail(_e)\n"
         + f"    return _body({args})\n"

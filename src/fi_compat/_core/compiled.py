@@ -48,7 +48,8 @@ _KEYS = itertools.count(1)
 
 
 def register(adapter: Adapter) -> int:
-    """The key the cold code passes to :func:`warm` (an int: a constant to Dynamo)."""
+    """The adapter's key, passed to :func:`warm` and :func:`device_verdict` (an int: a
+    constant to Dynamo, where the adapter itself is not one)."""
     key = next(_KEYS)
     _ADAPTERS[key] = adapter
     return key
@@ -90,7 +91,7 @@ def check_device(adapter: Adapter, index: int, sample: Any) -> None:
     """The generated code's per-device check (once per device): eagerly
     :meth:`Adapter.check_device`; in a trace, the same check run at trace time."""
     if compiling():
-        bad = device_verdict(adapter, index, getattr(sample, "device", None))
+        bad = device_verdict(adapter.trace_key, index, getattr(sample, "device", None))
         if bad is not None:
             fail(bad)
         return
@@ -98,9 +99,11 @@ def check_device(adapter: Adapter, index: int, sample: Any) -> None:
 
 
 @at_trace_time
-def device_verdict(adapter: Adapter, index: int, device: Any) -> str | None:
-    """:meth:`Adapter.check_device` at trace time: ``None`` (served) or the refusal
-    (:func:`_failure`), raised by the traced caller.  Not recorded in ``_DEV``: the trace
+def device_verdict(key: int, index: int, device: Any) -> str | None:
+    """:meth:`Adapter.check_device` of the adapter registered as ``key`` at trace time:
+    ``None`` (served) or the refusal (:func:`_failure`), raised by the traced caller.
+    Every argument is a value Dynamo takes as a constant (torch 2.11's
+    ``assume_constant_result`` refuses an object such as the adapter).  Not recorded in ``_DEV``: the trace
     read ``_DEV`` before, and Dynamo checks its guards against the state after the
     trace (an eager call on the device later records it; the graph then recompiles
     once, with the check skipped)."""
@@ -110,7 +113,7 @@ def device_verdict(adapter: Adapter, index: int, device: Any) -> str | None:
 
     try:
         sample = None if device is None else SimpleNamespace(device=device)
-        adapter.check_device(index, sample, record=False)
+        _ADAPTERS[key].check_device(index, sample, record=False)
     except FiCompatError as exc:
         return _failure(exc)
     return None
