@@ -18,6 +18,10 @@ sel() {  # group -> pytest arguments
     new) echo "tests/gpu/test_mamba_gpu.py tests/gpu/test_topk_gpu.py tests/gpu/test_mla_helpers_gpu.py";;
     samp) echo "tests/gpu/test_sampling_gpu.py";;
     misc) echo "tests/gpu/test_compile_gpu.py tests/gpu/test_head_sizes_gpu.py";;
+    compile) echo "tests/gpu/test_compile_gpu.py -k rmsnorm";;
+    mamba) echo "tests/gpu/test_mamba_gpu.py";;
+    topk) echo "tests/gpu/test_topk_gpu.py -o faulthandler_timeout=240";;
+    mlah) echo "tests/gpu/test_mla_helpers_gpu.py";;
     *) echo "";;
   esac
 }
