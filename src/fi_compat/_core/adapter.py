@@ -22,7 +22,7 @@ import _thread
 
 from .. import errors
 from ..registry import NEWEST, at_least
-from . import enumtrans, resolve
+from . import consts, enumtrans, resolve
 from .contract import refusal
 from .table import OMIT, REQUIRED, SIMPLE, is_default
 
@@ -124,6 +124,8 @@ class Adapter:
         self.source = ""  # the generated code (fi_compat.explain)
         self.sources: dict[str, str] = {}  # linecache file name -> source, both variants
         self.codes: dict[object, Any] = {}  # True/False: checks on/off; "debug"; "cold"
+        # True/False with the fixed globals as constants, bound when warm (consts.py)
+        self.const_codes: dict[object, Any] = {}
         self.function: Any = None
         self.said: dict[str, Said] = {}  # check id -> FlashInfer's words on this release
         self.body: Any = None  # the current mode's code, called by the cold variant
@@ -216,8 +218,13 @@ class Adapter:
         serves a fallback), else the cold variant, which warms it outside a
         ``torch.compile`` trace (:mod:`fi_compat._core.compiled`)."""
         self.warm = self._prepared and (self._target is not None or self.problem == "fallback")
-        if self.function is not None:
-            self.function.__code__ = self.codes[self._mode if self.warm else "cold"]
+        if self.function is None:
+            return
+        code = self.codes[self._mode if self.warm else "cold"]
+        fixed = self.const_codes.get(self._mode) if self.warm else None
+        if fixed is not None:
+            code = consts.bind(fixed, self.ns) or code
+        self.function.__code__ = code
 
     def warm_up(self) -> None:
         """What a first call does before it looks at an argument: the selection
@@ -347,6 +354,7 @@ class Adapter:
             if served or _device.cpu_allowed():
                 if record:
                     self.ns["_DEV"] = self.ns["_DEV"] | {index}
+                    self._settle()  # the warm code holds _DEV as a constant
                 return
             where = str(getattr(sample, "device", "cpu or meta"))
             since = ""
@@ -379,6 +387,7 @@ class Adapter:
             )
         if record:
             self.ns["_DEV"] = self.ns["_DEV"] | {index}
+            self._settle()  # the warm code holds _DEV as a constant
 
     def known_hang(self, cc: tuple[int, int] | None) -> Any:
         """A confirmed known-issues row of kind ``hang`` for this entry point's feature on
