@@ -22,7 +22,8 @@ run eagerly, which is what fi_compat can change): ``lambda *t: facade(*t)`` and
   installs for the frame: ambient state, tensors, globals and defaults read);
 * ``leaf``: the leaf guards of the installed guard tree (``GuardManagerWrapper``, from
   ``torch._dynamo.eval_frame._debug_get_cache_entry_list``), which is what every call
-  runs, and ``check_ns``: thread-CPU time of one ``guard_manager.check(f_locals)``;
+  runs, and ``check``: thread-CPU ns of one ``guard_manager.check(f_locals)`` (p50 over
+  interleaved batches);
 * ``breaks``: graph breaks (``explain``), cold (the facade's first call ever is traced)
   and warm (after an eager call);
 * ``compiles``: compilations over the first call, a second call with new tensors of the
@@ -207,16 +208,11 @@ def compiled_arm(fn: Any, args: tuple[Any, ...], other: tuple[Any, ...]) -> dict
     c(*other)
     entries = _debug_get_cache_entry_list(model.__code__)
     gm = entries[-1].guard_manager  # the static-shape entry (the first compiled)
-    f_locals = {"t": args}
-    t0 = time.thread_time_ns()
-    for _ in range(2000):
-        gm.check(f_locals)
-    check_ns = (time.thread_time_ns() - t0) / 2000
     return {
         "guards": len(ex.out_guards),
         "breaks": ex.graph_break_count,
         "leaf": leaf_guards(gm),
-        "check_ns": round(check_ns),
+        "check": gm,
         "recompiles_same_shape": same_shape,
         "recompiles_new_shape": len(graphs) - 1 - same_shape,
         "graph": str(graphs[0].code),
@@ -228,12 +224,21 @@ def compiled_arm(fn: Any, args: tuple[Any, ...], other: tuple[Any, ...]) -> dict
 def per_call(
     arms: dict[str, Any], args: tuple[Any, ...], batches: int, per: int
 ) -> dict[str, float]:
+    """p50 thread-CPU ns of a call of each compiled arm, and (``<arm> check``) of one
+    evaluation of its guards alone, interleaved."""
     times: dict[str, list[float]] = {k: [] for k in arms}
-    for c in arms.values():
-        c(*args)
+    f_locals = {"t": args}
+    for k, c in arms.items():
+        if not k.endswith(" check"):
+            c(*args)
     for _ in range(batches):
         for k, c in arms.items():  # interleaved
             t0 = time.thread_time_ns()
+            if k.endswith(" check"):
+                for _ in range(per * 10):
+                    c.check(f_locals)
+                times[k].append((time.thread_time_ns() - t0) / (per * 10))
+                continue
             for _ in range(per):
                 c(*args)
             times[k].append((time.thread_time_ns() - t0) / per)
@@ -268,6 +273,9 @@ def main() -> int:
                 "fi": arms["fi"]["compiled"],
                 "direct": arms["direct"]["compiled"],
                 "aa": control["compiled"],
+                "fi check": arms["fi"]["check"],
+                "direct check": arms["direct"]["check"],
+                "aa check": control["check"],
             },
             args,
             o.batches,
@@ -276,12 +284,15 @@ def main() -> int:
         for arm, r in arms.items():
             added = t[arm] - t["direct"]
             print(
-                f"{name:32s} {arm:7s} {r['guards']:6d} {r['leaf']:5d} {r['check_ns']:6d}n "
+                f"{name:32s} {arm:7s} {r['guards']:6d} {r['leaf']:5d} {t[arm + ' check']:6.0f}n "
                 f"{r['breaks']:3d}/{cold[name] if arm == 'fi' else '-'} "
                 f"{r['recompiles_same_shape']:10d}/{r['recompiles_new_shape']:<7d} "
                 f"{t[arm]:9.0f} {added:+7.0f}"
             )
-        print(f"{'':32s} A/A control: {t['aa'] - t['direct']:+.0f} ns")
+        print(
+            f"{'':32s} A/A control: call {t['aa'] - t['direct']:+.0f} ns, "
+            f"guards {t['aa check'] - t['direct check']:+.0f} ns"
+        )
         if o.guards:
             for g in arms["fi"]["guard_list"]:
                 print("    ", g)
@@ -293,8 +304,11 @@ def main() -> int:
                     f"{arm}_{k}": v
                     for arm, r in arms.items()
                     for k, v in r.items()
-                    if k not in ("compiled", "graph", "guard_list")
+                    if k not in ("compiled", "check", "graph", "guard_list")
                 },
+                "fi_check_ns": round(t["fi check"]),
+                "direct_check_ns": round(t["direct check"]),
+                "aa_check_ns": round(t["aa check"] - t["direct check"]),
                 "cold_breaks": cold[name],
                 "fi_call_ns": round(t["fi"]),
                 "direct_call_ns": round(t["direct"]),
