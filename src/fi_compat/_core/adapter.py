@@ -124,7 +124,9 @@ class Adapter:
         self.source = ""  # the generated code (fi_compat.explain)
         self.sources: dict[str, str] = {}  # linecache file name -> source, both variants
         self.codes: dict[object, Any] = {}  # True/False: checks on/off; "debug"; "cold"
-        # True/False with the fixed globals as constants, bound when warm (consts.py)
+        # True/False with the fixed globals as constants, bound when warm (consts.py):
+        # the source, file name and names, compiled at warm-up
+        self.const_sources: dict[object, tuple[str, str, list[str]]] = {}
         self.const_codes: dict[object, Any] = {}
         self.function: Any = None
         self.said: dict[str, Said] = {}  # check id -> FlashInfer's words on this release
@@ -216,14 +218,21 @@ class Adapter:
     def _settle(self) -> None:
         """The facade's code: the mode's once the facade is prepared and resolved (or
         serves a fallback), else the cold variant, which warms it outside a
-        ``torch.compile`` trace (:mod:`fi_compat._core.compiled`)."""
+        ``torch.compile`` trace (:mod:`fi_compat._core.compiled`).  Warm, the mode's
+        code holds the current fixed globals as constants (:mod:`fi_compat._core.consts`:
+        no Dynamo guard on them); called again whenever one of them changes."""
         self.warm = self._prepared and (self._target is not None or self.problem == "fallback")
         if self.function is None:
             return
         code = self.codes[self._mode if self.warm else "cold"]
-        fixed = self.const_codes.get(self._mode) if self.warm else None
-        if fixed is not None:
-            code = consts.bind(fixed, self.ns) or code
+        if self.warm and self._mode in self.const_sources:
+            if self._mode not in self.const_codes:
+                self.const_codes[self._mode] = consts.compile_with_consts(
+                    *self.const_sources[self._mode]
+                )
+            fixed = self.const_codes[self._mode]
+            if fixed is not None:
+                code = consts.bind(fixed, self.ns) or code
         self.function.__code__ = code
 
     def warm_up(self) -> None:

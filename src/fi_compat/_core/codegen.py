@@ -622,8 +622,8 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         exec(compile(src, filename, "exec"), scope)
         codes[mode] = scope[fname].__code__
         adapter.sources[filename] = src
-        if mode != "debug":
-            adapter.const_codes[mode] = consts.compile_with_consts(src, filename, fixed)
+        if mode != "debug":  # compiled at warm-up (Adapter._settle)
+            adapter.const_sources[mode] = (src, filename, fixed)
     adapter.source = next(iter(adapter.sources.values()))
     fn = ns[fname]
     # the cold variant (until the first call has prepared and resolved the facade):
