@@ -192,3 +192,80 @@ def test_the_device_check_hands_dynamo_constants_only(monkeypatch: pytest.Monkey
     key, index, device = seen[0]
     assert type(key) is int and compiled._ADAPTERS[key] is a
     assert index == 0 and isinstance(device, torch.device)
+
+
+GUARDS = r"""
+import json, os
+import torch
+from fi_compat._core import resolve
+from support.elementwise_cases import KernelSpy, _args
+from support.helpers import inputs
+from support.spy import Spy, snapshot_signature
+
+REL = os.environ["FI_COMPAT_FLASHINFER_VERSION"]
+SPIES = {"rmsnorm": KernelSpy("rmsnorm", REL), "silu_and_mul": KernelSpy("silu_and_mul", REL),
+         "chunk_gated_delta_rule": Spy(snapshot_signature(REL))}
+
+def import_target(a):  # FlashInfer's function: a spy in the graph
+    spy = SPIES[a.entry.name]
+    def innermost(*args, **kw):
+        return spy(*args, **kw)
+    return torch._dynamo.allow_in_graph(innermost)
+
+resolve.import_target = import_target
+
+import fi_compat.norm as norm
+from fi_compat.activation import silu_and_mul
+from fi_compat import gdn_prefill
+x = _args("rmsnorm")
+g = inputs()
+g.pop("initial_state")
+native = gdn_prefill.chunk_gated_delta_rule.adapter.native_dtypes  # as engines pass it
+g["cu_seqlens"] = g["cu_seqlens"].to(getattr(torch, native.get("cu_seqlens", "int32")))
+calls = {
+    "rmsnorm": (lambda i, w: norm.rmsnorm(i, w) * 2, [x["input"], x["weight"]]),
+    "silu_and_mul": (lambda i: silu_and_mul(i) + 1, [_args("silu_and_mul")["input"]]),
+    "chunk_gated_delta_rule": (
+        lambda q, k, v, gate, beta, cu: gdn_prefill.chunk_gated_delta_rule(
+            q, k, v, gate, beta, cu_seqlens=cu) + 1,
+        list(g.values()),
+    ),
+}
+out = {}
+for name, (model, args) in calls.items():
+    model(*args)  # warm, eagerly
+    torch._dynamo.reset()
+    ex = torch._dynamo.explain(model)(*args)
+    compiles = []
+    def backend(gm, example_inputs):
+        compiles.append(1)
+        return gm.forward
+    torch._dynamo.reset()
+    c = torch.compile(model, fullgraph=True, backend=backend)
+    c(*args)
+    c(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])  # same shapes
+    out[name] = {"guards": [g.name for g in ex.out_guards], "compiles": len(compiles),
+                 "breaks": ex.graph_break_count}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_compiled_facade_guards_no_fixed_value(release: str) -> None:
+    """A warm facade's fixed values (the release's defaults as the generated code tests
+    them, literal sets, dtypes, the devices found to serve, the contract's dtypes) are
+    constants of its code: a compiled call has no guard on them.  New tensors of the
+    same shapes reuse the compiled graph."""
+    r = run_python(
+        GUARDS,
+        env={"FI_COMPAT_FLASHINFER_VERSION": release, "FI_COMPAT_ALLOW_CPU": "1"},
+        path=[str(ROOT / "tests")],
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    fixed = ("['_DEV']", "['_d_", "['_dt_", "['_DT_", "['_L_")
+    for name, o in out.items():
+        assert o["breaks"] == 0 and o["compiles"] == 1, (release, name, o)
+        on_fixed = [g for g in o["guards"] if any(f in g for f in fixed)]
+        assert not on_fixed, (release, name, on_fixed)

@@ -22,7 +22,7 @@ import _thread
 
 from .. import errors
 from ..registry import NEWEST, at_least
-from . import compiled, enumtrans, resolve
+from . import compiled, consts, enumtrans, resolve
 from .contract import refusal
 from .table import OMIT, REQUIRED, SIMPLE, is_default
 
@@ -124,6 +124,10 @@ class Adapter:
         self.source = ""  # the generated code (fi_compat.explain)
         self.sources: dict[str, str] = {}  # linecache file name -> source, both variants
         self.codes: dict[object, Any] = {}  # True/False: checks on/off; "debug"; "cold"
+        # True/False with the fixed globals as constants, bound when warm (consts.py):
+        # the source, file name and names, compiled at warm-up
+        self.const_sources: dict[object, tuple[str, str, list[str]]] = {}
+        self.const_codes: dict[object, Any] = {}
         self.function: Any = None
         self.said: dict[str, Said] = {}  # check id -> FlashInfer's words on this release
         self.body: Any = None  # the current mode's code, called by the cold variant
@@ -216,10 +220,22 @@ class Adapter:
     def _settle(self) -> None:
         """The facade's code: the mode's once the facade is prepared and resolved (or
         serves a fallback), else the cold variant, which warms it outside a
-        ``torch.compile`` trace (:mod:`fi_compat._core.compiled`)."""
+        ``torch.compile`` trace (:mod:`fi_compat._core.compiled`).  Warm, the mode's
+        code holds the current fixed globals as constants (:mod:`fi_compat._core.consts`:
+        no Dynamo guard on them); called again whenever one of them changes."""
         self.warm = self._prepared and (self._target is not None or self.problem == "fallback")
-        if self.function is not None:
-            self.function.__code__ = self.codes[self._mode if self.warm else "cold"]
+        if self.function is None:
+            return
+        code = self.codes[self._mode if self.warm else "cold"]
+        if self.warm and self._mode in self.const_sources:
+            if self._mode not in self.const_codes:
+                self.const_codes[self._mode] = consts.compile_with_consts(
+                    *self.const_sources[self._mode]
+                )
+            fixed = self.const_codes[self._mode]
+            if fixed is not None:
+                code = consts.bind(fixed, self.ns) or code
+        self.function.__code__ = code
 
     def warm_up(self) -> None:
         """What a first call does before it looks at an argument: the selection
@@ -349,6 +365,7 @@ class Adapter:
             if served or _device.cpu_allowed():
                 if record:
                     self.ns["_DEV"] = self.ns["_DEV"] | {index}
+                    self._settle()  # the warm code holds _DEV as a constant
                 return
             where = str(getattr(sample, "device", "cpu or meta"))
             since = ""
@@ -381,6 +398,7 @@ class Adapter:
             )
         if record:
             self.ns["_DEV"] = self.ns["_DEV"] | {index}
+            self._settle()  # the warm code holds _DEV as a constant
 
     def known_hang(self, cc: tuple[int, int] | None) -> Any:
         """A confirmed known-issues row of kind ``hang`` for this entry point's feature on

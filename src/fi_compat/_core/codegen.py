@@ -25,7 +25,7 @@ from __future__ import annotations
 from types import FunctionType
 
 from ..registry import at_least
-from . import compiled
+from . import compiled, consts
 from .table import OMIT, REQUIRED, SIMPLE, Emulation
 
 TYPE_CHECKING = False
@@ -610,6 +610,10 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
     label = f"{e.dotted} [{adapter.range or adapter.problem}]"
     codes: dict[object, Any] = {}
     variants = {True: "", False: " checks off", "debug": " debug"}
+    # the globals that hold constants to Dynamo once the facade is warm (release
+    # defaults, literal sets, dtypes, the devices found to serve): loaded as constants
+    # of the warm code (fi_compat._core.consts), so a compiled call has no guard on them
+    fixed = [n for n, v in ns.items() if consts.literal(v) or n.startswith("_dt_")]
     for mode, tag in variants.items():
         body = lines(mode is True) if mode != "debug" else [f"    {general}"]
         src = head_line + "\n".join(body) + "\n"
@@ -618,6 +622,8 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
         exec(compile(src, filename, "exec"), scope)
         codes[mode] = scope[fname].__code__
         adapter.sources[filename] = src
+        if mode != "debug":  # compiled at warm-up (Adapter._settle)
+            adapter.const_sources[mode] = (src, filename, fixed)
     adapter.source = next(iter(adapter.sources.values()))
     fn = ns[fname]
     # the cold variant (until the first call has prepared and resolved the facade):

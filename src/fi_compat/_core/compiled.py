@@ -103,10 +103,10 @@ def device_verdict(key: int, index: int, device: Any) -> str | None:
     """:meth:`Adapter.check_device` of the adapter registered as ``key`` at trace time:
     ``None`` (served) or the refusal (:func:`_failure`), raised by the traced caller.
     Every argument is a value Dynamo takes as a constant (torch 2.11's
-    ``assume_constant_result`` refuses an object such as the adapter).  Not recorded in ``_DEV``: the trace
-    read ``_DEV`` before, and Dynamo checks its guards against the state after the
-    trace (an eager call on the device later records it; the graph then recompiles
-    once, with the check skipped)."""
+    ``assume_constant_result`` refuses an object such as the adapter).  Not recorded
+    in ``_DEV``: the trace read ``_DEV`` before, and Dynamo checks its guards against
+    the state after the trace (an eager call on the device later records it; the graph
+    then recompiles once, with the check skipped)."""
     from types import SimpleNamespace
 
     from ..errors import FiCompatError

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 from .. import errors
 from ..registry import at_least
+from .consts import bind, compile_with_consts, literal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -420,6 +421,11 @@ class Contract:
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
         self.source = src
         fn: Callable[..., Any] = ns[fname]
+        # the dtypes and literals as constants of the code: no guard per compiled call
+        fixed = compile_with_consts(src, filename, [n for n, v in ns.items() if literal(v)])
+        code = None if fixed is None else bind(fixed, ns)
+        if code is not None:
+            fn.__code__ = code
         self.function = fn
         self.entry.validate = fn
         return fn
