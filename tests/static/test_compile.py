@@ -13,6 +13,7 @@ compilation serves every later call (no recompile), and no graph breaks.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -98,16 +99,22 @@ print(json.dumps(out))
 RELEASES = ["0.6.3", "0.7.4"]
 
 
-@pytest.mark.parametrize("release", RELEASES)
-def test_fullgraph_compile_of_cold_and_warm_facades(release: str) -> None:
+def _run_on(release: str, script: str) -> Any:
+    """``script`` in a fresh interpreter treating ``release`` as installed; its last
+    stdout line, parsed as JSON."""
     r = run_python(
-        SCRIPT,
+        script,
         env={"FI_COMPAT_FLASHINFER_VERSION": release, "FI_COMPAT_ALLOW_CPU": "1"},
         path=[str(ROOT / "tests")],
         timeout=600,
     )
     assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_fullgraph_compile_of_cold_and_warm_facades(release: str) -> None:
+    out = _run_on(release, SCRIPT)
     imported = out.pop("imported")
     # each facade resolved once, at its cold trace
     assert imported == ["rmsnorm", "silu_and_mul", "chunk_gated_delta_rule", "trtllm_bf16_moe"]
@@ -256,14 +263,7 @@ def test_compiled_facade_guards_no_fixed_value(release: str) -> None:
     them, literal sets, dtypes, the devices found to serve, the contract's dtypes) are
     constants of its code: a compiled call has no guard on them.  New tensors of the
     same shapes reuse the compiled graph."""
-    r = run_python(
-        GUARDS,
-        env={"FI_COMPAT_FLASHINFER_VERSION": release, "FI_COMPAT_ALLOW_CPU": "1"},
-        path=[str(ROOT / "tests")],
-        timeout=600,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out = _run_on(release, GUARDS)
     fixed = ("['_DEV']", "['_d_", "['_dt_", "['_DT_", "['_L_")
     for name, o in out.items():
         assert o["breaks"] == 0 and o["compiles"] == 1, (release, name, o)
