@@ -76,9 +76,7 @@ if TYPE_CHECKING:
     from ..registry import Placement
 
 _FP8: frozenset[Any] = frozenset()
-
-
-_E4M3: Any = None
+_E4M3: Any = None  # the dtypes, bound at the first call (torch not imported here)
 _E5M2: Any = None
 _F32: Any = None
 

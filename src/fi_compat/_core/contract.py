@@ -568,7 +568,7 @@ class Contract:
                 continue
             if name in bound:  # compared with where it was bound (no stored value)
                 ref, cb = bound[name]
-                if tok[0] == "rest":  # without slicing: a torch.Size slice is ~160 ns
+                if tok[0] == "rest" and ":" in ref:  # no torch.Size slice (~160 ns each)
                     assert isinstance(pos, slice)
                     out.append(("c", _same_group(shape(), s, pos, ref, n, name)))
                     continue
