@@ -449,6 +449,21 @@ def attention(release: str) -> list[Case]:
             f.adapter,
         )
     )
+    # a wrapper made with use_cuda_graph=True (fixed batch size): the empty-row state is
+    # kept in fixed buffers that every plan rewrites (0.2.0.post1-0.6.18)
+    wg = ba.Wrapper()
+    wg.is_cuda_graph_enabled = True
+    wg._fixed_batch_size = b  # type: ignore[attr-defined]
+    c = Case(
+        "plan",
+        "decode plan B=8 (CPU indptr, CUDA graph)",
+        release,
+        partial(t, wg, *pa, **kw),
+        partial(f, wg, *pa, **kw),
+        f.adapter,
+    )
+    c.plain = "decode plan B=8 (CPU indptr)"
+    rows.append(c)
     q = torch.zeros(b, h, d, dtype=torch.bfloat16)
     kv = torch.zeros(2, 2, page, h, d, dtype=torch.bfloat16)
     for lse in (False, True):

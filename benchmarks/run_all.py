@@ -90,6 +90,7 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path, help="another checkout's src: before/after")
     ap.add_argument("--rounds", type=int, default=2, help="runs per checkout (alternating)")
     ap.add_argument("--release", action="append", help="release(s) (default: 0.6.7, 0.7.4)")
+    ap.add_argument("--family", action="append", help="only these (bench_host.py's families)")
     o = ap.parse_args()
     now = datetime.datetime.now(datetime.UTC)
     host = f"cpu-{os.cpu_count()}core"
@@ -97,6 +98,8 @@ def main() -> int:
     extra = ["--quick"] if o.quick else []
     for r in o.release or []:
         extra += ["--release", r]
+    for fam in o.family or []:
+        extra += ["--family", fam]
     ours: list[list[dict[str, Any]]] = []
     base: list[list[dict[str, Any]]] = []
     for i in range(o.rounds if o.baseline else 1):
