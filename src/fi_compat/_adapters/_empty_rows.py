@@ -90,8 +90,9 @@ def _torch() -> Any:
 
 
 def _host(t: Any) -> Any:
-    """``t`` on the host (a copy only for a device tensor, as FlashInfer's plan does)."""
-    return t if t.device.type == "cpu" else t.to("cpu")
+    """``t`` on the host (a copy only for a device tensor, as FlashInfer's plan does).
+    ``is_cpu``: ~55 ns, where ``t.device.type`` builds a ``torch.device`` (~380 ns)."""
+    return t if t.is_cpu else t.to("cpu")
 
 
 # -- which rows are empty --------------------------------------------------------------------

@@ -69,38 +69,51 @@ def _validator(name: str, state_name: str, layout: str) -> Any:
     """Shapes, dtypes and one device for the step tensors and the state ``layout``
     (``"VK"``: ``[N, HV, V, K]``, ``"KV"``: ``[B, HV, K, V]``)."""
     where = _where(name)
+    kv = layout == "KV"
 
     def validate(
         q: Any, k: Any, v: Any, state: Any, A_log: Any, a: Any, dt_bias: Any, b: Any
     ) -> int:
+        # each attribute read once (a ``.shape`` read is ~100 ns, a ``get_device()`` ~55);
+        # a tensor of another rank fails an unpacking (ValueError) or a comparison
         try:
             d = q.get_device()
-            B, T, H, K = q.shape
-            HV, V = v.shape[2], v.shape[3]
+            sq = q.shape
+            B, T, H, K = sq
+            Bv, Tv, HV, V = v.shape
             dt = q.dtype
             ok = (
-                dt in ew.FP16
-                and tuple(k.shape) == (B, T, H, K)
+                (dt is _BF16 or dt is _FP16)
+                and k.shape == sq
                 and k.dtype is dt
-                and v.dim() == 4
-                and tuple(v.shape[:2]) == (B, T)
+                and Bv == B
+                and Tv == T
                 and v.dtype is dt
                 and HV % H == 0
-                and tuple(a.shape) == (B, T, HV)
-                and tuple(b.shape) == (B, T, HV)
-                and tuple(A_log.shape) == (HV,)
+                and a.shape == (B, T, HV)
+                and b.shape == (B, T, HV)
+                and A_log.shape == (HV,)
                 and A_log.dtype is _F32
-                and tuple(dt_bias.shape) == (HV,)
-                and dt_bias.dtype in (_F32, _BF16)
+                and dt_bias.shape == (HV,)
+                and ((dtb := dt_bias.dtype) is _F32 or dtb is _BF16)
+                and k.get_device() == d
+                and v.get_device() == d
+                and a.get_device() == d
+                and b.get_device() == d
+                and A_log.get_device() == d
+                and dt_bias.get_device() == d
             )
-            if layout == "KV":
+            if kv:
                 ok = ok and T == 1  # gated_delta_rule_decode: one token per request
-            if state is not None:
-                want = (HV, V, K) if layout == "VK" else (HV, K, V)
-                ok = ok and state.dim() == 4 and tuple(state.shape[1:]) == want
-                ok = ok and state.get_device() == d
-            for t in (k, v, a, b, A_log, dt_bias):
-                ok = ok and t.get_device() == d
+            if ok and state is not None:
+                ss = state.shape
+                ok = (
+                    len(ss) == 4
+                    and ss[1] == HV
+                    and ss[2] == (K if kv else V)
+                    and ss[3] == (V if kv else K)
+                    and state.get_device() == d
+                )
         except (AttributeError, TypeError, ValueError, IndexError):
             ok = False
         if not ok:
@@ -189,6 +202,9 @@ class StateForms(Normalizer):
                 minimum=minimum,
             )
 
+        bf16, bf16_long = at_least(pl, "0.6.4"), at_least(pl, "0.6.8")
+        f32_pool_long = at_least(pl, "0.6.14")
+
         def check(q: Any, state: Any, initial: Any, indices: Any) -> tuple[Any, ...]:
             if (initial is None) != (indices is None):
                 raise InvalidArgumentError(
@@ -201,14 +217,14 @@ class StateForms(Normalizer):
                     f"{where}: pass state ([B, HV, V, K]) or initial_state with "
                     f"initial_state_indices (a pool)"
                 )
-            t = q.shape[1]
-            if s.dtype is _BF16:
-                if not at_least(pl, "0.6.4"):
+            sdt = s.dtype
+            if sdt is _BF16:
+                if not bf16:
                     raise refuse("a bfloat16 state", "0.6.4")
-                if t > 4 and not at_least(pl, "0.6.8"):
+                if not bf16_long and (t := q.shape[1]) > 4:
                     raise refuse(f"a bfloat16 state with T={t} > 4", "0.6.8")
-            elif s.dtype is _F32:
-                if t > 1 and (initial is None or not at_least(pl, "0.6.14")):
+            elif sdt is _F32:
+                if (initial is None or not f32_pool_long) and (t := q.shape[1]) > 1:
                     if initial is None:
                         raise InvalidArgumentError(
                             f"{where}: a float32 state with T={t} > 1 takes the pool form "

@@ -76,33 +76,36 @@ if TYPE_CHECKING:
     from ..registry import Placement
 
 _FP8: frozenset[Any] = frozenset()
+_E4M3: Any = None  # the dtypes, bound at the first call (torch not imported here)
+_E5M2: Any = None
+_F32: Any = None
 
 
 def _prepare() -> None:
-    global _FP8
+    global _FP8, _E4M3, _E5M2, _F32
     import torch
 
     ew.prepare()
     _FP8 = frozenset((torch.float8_e4m3fn, torch.float8_e5m2))
+    _E4M3, _E5M2, _F32 = torch.float8_e4m3fn, torch.float8_e5m2, torch.float32
 
 
 def _validate_bmm_fp8(A: Any, B: Any, A_scale: Any, B_scale: Any, out: Any) -> int:
     """``A [b, m, k]``, ``B [b, k, n]`` column-major, fp8; one-element float32 scales;
-    ``out [b, m, n]``; one device."""
-    import torch
-
+    ``out [b, m, n]``; one device.  Each attribute is read once (``stride()[1]``: one
+    read, half of ``stride(-2)``'s cost; B is 3-D here)."""
     try:
         d = A.get_device()
         b, m, k = A.shape
+        bb, bk, n = B.shape
         ok = (
-            A.dtype in _FP8
-            and B.dtype in _FP8
-            and B.dim() == 3
-            and B.shape[0] == b
-            and B.shape[1] == k
-            and B.stride(-2) == 1
-            and A_scale.dtype is torch.float32
-            and B_scale.dtype is torch.float32
+            ((dt := A.dtype) is _E4M3 or dt is _E5M2)
+            and ((dt := B.dtype) is _E4M3 or dt is _E5M2)
+            and bb == b
+            and bk == k
+            and B.stride()[1] == 1
+            and A_scale.dtype is _F32
+            and B_scale.dtype is _F32
             and A_scale.numel() == 1
             and B_scale.numel() == 1
             and B.get_device() == d
@@ -110,7 +113,7 @@ def _validate_bmm_fp8(A: Any, B: Any, A_scale: Any, B_scale: Any, out: Any) -> i
             and B_scale.get_device() == d
         )
         if out is not None:
-            ok = ok and tuple(out.shape) == (b, m, B.shape[2]) and out.get_device() == d
+            ok = ok and out.shape == (b, m, n) and out.get_device() == d
     except (AttributeError, TypeError, ValueError):
         ok = False
     if not ok:

@@ -310,6 +310,28 @@ class Tensor:
         return out
 
 
+def _same_group(first: str, mine: str, pos: slice, ref: str, n: str, name: str) -> str:
+    """``mine[pos] == <ref>`` for a ``...`` / ``*name`` group (``ref``:
+    ``"<shape>[start:stop]"``, where the group was bound), as one expression that slices
+    neither ``torch.Size``: the group lengths agree, then up to two dimensions are
+    compared by index (ranks engines pass), a slice only for longer groups.  ``first``:
+    the shape's first mention (``mine``, or ``(mine := x.shape)`` where it is read)."""
+    rshape, _, rng = ref.partition("[")
+    rstart_t, _, rstop_t = rng.rstrip("]").partition(":")
+    rstart, rstop = int(rstart_t or 0), int(rstop_t or 0)
+    start, stop = pos.start or 0, pos.stop or 0
+    k = f"_g_{n}_{name}"
+    elems = [
+        " and ".join(f"{mine}[{start + i}] == {rshape}[{rstart + i}]" for i in range(m))
+        for m in (1, 2)
+    ]
+    return (
+        f"(({k} := len({first}) - {start - stop}) == len({rshape}) - {rstart - rstop} and "
+        f"({k} == 0 or ({k} == 1 and {elems[0]}) or ({k} == 2 and {elems[1]}) or "
+        f"({k} > 2 and {mine}[{_index_text(pos)}] == {ref})))"
+    )
+
+
 def _index_text(pos: int | slice) -> str:
     if isinstance(pos, int):
         return str(pos)
@@ -552,6 +574,10 @@ class Contract:
                 continue
             if name in bound:  # compared with where it was bound (no stored value)
                 ref, cb = bound[name]
+                if tok[0] == "rest" and ":" in ref:  # no torch.Size slice (~160 ns each)
+                    assert isinstance(pos, slice)
+                    out.append(("c", _same_group(shape(), s, pos, ref, n, name)))
+                    continue
                 mine = f"{shape()}{at}" + (f" * {cb}" if cb > 1 else "")
                 out.append(("c", f"{mine} == {ref}" + (f" * {c}" if c > 1 else "")))
                 continue
