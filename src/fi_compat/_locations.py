@@ -507,6 +507,11 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.comm": ("0.6.0", None),
         "flashinfer.comm.allreduce": ("0.6.0", None),
     },
+    "cudnn_batch_prefill_with_kv_cache": {
+        "flashinfer.cudnn": ("0.2.7.post1", None),
+        "flashinfer.cudnn.prefill": ("0.2.7.post1", None),
+        "flashinfer.prefill": ("0.2.7.post1", None),
+    },
     "cute_dsl_fused_moe_nvfp4": {
         "flashinfer": ("0.6.4", None),
         "flashinfer.fused_moe": ("0.6.4", None),
@@ -958,6 +963,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.comm": ("0.2.7.post1", None),
         "flashinfer.comm.trtllm_ar": ("0.2.7.post1", None),
     },
+    "trtllm_fmha_v2_prefill": {
+        "flashinfer": ("0.6.7", None),
+        "flashinfer.prefill": ("0.6.7", None),
+    },
     "trtllm_fp4_block_scale_moe": {
         "flashinfer": ("0.2.9", None),
         "flashinfer.fused_moe": ("0.2.9", None),
@@ -1017,6 +1026,9 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     },
     "vllm_register_graph_buffers": {
         "flashinfer.comm": ("0.2.7.post1", None),
+    },
+    "xqa_batch_decode_with_kv_cache": {
+        "flashinfer.decode": ("0.5.0", None),
     },
 }
 ALIASES: dict[str, str] = {
@@ -1085,6 +1097,7 @@ PROVIDERS: dict[str, str] = {
     "convert_sf_to_mma_layout": "cute_dsl",
     "convert_to_block_layout": "fused_moe",
     "create_allreduce_fusion_workspace": "comm",
+    "cudnn_batch_prefill_with_kv_cache": "prefill",
     "cute_dsl_fused_moe_nvfp4": "cute_dsl",
     "cutlass_fused_moe": "fused_moe",
     "decode_cp_a2a_allocate_mnnvl_workspace": "comm",
@@ -1182,6 +1195,7 @@ PROVIDERS: dict[str, str] = {
     "trtllm_create_ipc_workspace_for_all_reduce_fusion": "comm",
     "trtllm_custom_all_reduce": "comm",
     "trtllm_destroy_ipc_workspace_for_all_reduce_fusion": "comm",
+    "trtllm_fmha_v2_prefill": "prefill",
     "trtllm_fp4_block_scale_moe": "fused_moe",
     "trtllm_fp4_block_scale_routed_moe": "fused_moe",
     "trtllm_fp8_block_scale_moe": "fused_moe",
@@ -1190,4 +1204,5 @@ PROVIDERS: dict[str, str] = {
     "trtllm_fp8_per_tensor_scale_routed_moe": "fused_moe",
     "trtllm_mxint4_block_scale_moe": "fused_moe",
     "trtllm_ragged_attention_deepseek": "prefill",
+    "xqa_batch_decode_with_kv_cache": "decode",
 }

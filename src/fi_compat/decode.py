@@ -256,6 +256,44 @@ def trtllm_batch_decode_with_kv_cache(
     """
 
 
+def xqa_batch_decode_with_kv_cache(
+    query: Tensor,
+    kv_cache: Tensor | tuple[Tensor, Tensor],
+    workspace_buffer: Tensor,
+    block_tables: Tensor,
+    seq_lens: Tensor,
+    max_seq_len: int,
+    bmm1_scale: float | Tensor = 1.0,
+    bmm2_scale: float | Tensor = 1.0,
+    window_left: int = -1,
+    out: Tensor | None = None,
+    sinks: Tensor | None = None,
+    kv_layout: Literal["NHD", "HND"] = "NHD",
+    enable_pdl: bool | None = None,
+    q_len_per_req: int = 1,
+    o_scale: float = 1.0,
+    mask: Tensor | None = None,
+    kv_cache_sf: Any = None,
+    q_cu_seq_lens: Tensor | None = None,
+    **kwargs: Any,
+) -> Any:
+    """XQA paged decode (FlashInfer's ``xqa_batch_decode_with_kv_cache``, the kernels
+    ``trtllm_batch_decode_with_kv_cache(backend="xqa")`` runs): ``query`` ``[tokens,
+    heads, head_dim]`` (``tokens = batch * q_len_per_req``) over ``kv_cache`` (one tensor
+    ``[pages, 1 or 2, ...]`` or a ``(k_cache, v_cache)`` pair) with ``block_tables``
+    ``[batch, pages]`` and ``seq_lens`` ``[batch]``.  Returns ``out``.
+
+    Every parameter is positional: later releases only appended (``o_scale`` 0.5.3,
+    ``mask`` 0.6.0, ``kv_cache_sf`` 0.6.7, ``q_cu_seq_lens`` 0.6.16).  ``bmm1_scale`` /
+    ``bmm2_scale`` default to 1.0 (0.5.3's; required before, so always sent).
+    ``q_len_per_req`` other than 1 (speculative decoding) needs 0.6.0; NVFP4
+    ``kv_cache_sf`` needs 0.6.14 (0.6.7-0.6.13 scale the query by the packed head
+    size).  SM90, SM10x and SM12x.
+
+    {release_notes}
+    """
+
+
 def trtllm_batch_decode_with_kv_cache_mla(
     query: Tensor,
     kv_cache: Tensor,

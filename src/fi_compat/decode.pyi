@@ -30,6 +30,7 @@ __all__ = [
     "single_decode_with_kv_cache",
     "trtllm_batch_decode_with_kv_cache",
     "trtllm_batch_decode_with_kv_cache_mla",
+    "xqa_batch_decode_with_kv_cache",
 ]
 
 def fast_decode_plan(
@@ -288,6 +289,51 @@ def trtllm_batch_decode_with_kv_cache_mla(
         else UnsupportedParameterError (fp16 softmax accumulation).
     ``return_lse_base``: flashinfer-python >=0.7.1; elsewhere dropped at None, else
         UnsupportedParameterError (LSE base).
+    """
+
+def xqa_batch_decode_with_kv_cache(
+    query: Tensor,
+    kv_cache: Tensor | tuple[Tensor, Tensor],
+    workspace_buffer: Tensor,
+    block_tables: Tensor,
+    seq_lens: Tensor,
+    max_seq_len: int,
+    bmm1_scale: float | Tensor = ...,
+    bmm2_scale: float | Tensor = ...,
+    window_left: int = ...,
+    out: Tensor | None = ...,
+    sinks: Tensor | None = ...,
+    kv_layout: Literal["NHD", "HND"] = ...,
+    enable_pdl: bool | None = ...,
+    q_len_per_req: int = ...,
+    o_scale: float = ...,
+    mask: Tensor | None = ...,
+    kv_cache_sf: Any = ...,
+    q_cu_seq_lens: Tensor | None = ...,
+) -> Any:
+    """XQA paged decode (FlashInfer's ``xqa_batch_decode_with_kv_cache``, the kernels
+    ``trtllm_batch_decode_with_kv_cache(backend="xqa")`` runs): ``query`` ``[tokens,
+    heads, head_dim]`` (``tokens = batch * q_len_per_req``) over ``kv_cache`` (one tensor
+    ``[pages, 1 or 2, ...]`` or a ``(k_cache, v_cache)`` pair) with ``block_tables``
+    ``[batch, pages]`` and ``seq_lens`` ``[batch]``.  Returns ``out``.
+
+    Every parameter is positional: later releases only appended (``o_scale`` 0.5.3,
+    ``mask`` 0.6.0, ``kv_cache_sf`` 0.6.7, ``q_cu_seq_lens`` 0.6.16).  ``bmm1_scale`` /
+    ``bmm2_scale`` default to 1.0 (0.5.3's; required before, so always sent).
+    ``q_len_per_req`` other than 1 (speculative decoding) needs 0.6.0; NVFP4
+    ``kv_cache_sf`` needs 0.6.14 (0.6.7-0.6.13 scale the query by the packed head
+    size).  SM90, SM10x and SM12x.
+
+    ``bmm1_scale``: always forwarded explicitly.
+    ``bmm2_scale``: always forwarded explicitly.
+    ``o_scale``: flashinfer-python >=0.5.3; elsewhere dropped at 1.0, else
+        UnsupportedParameterError (output scale).
+    ``mask``: flashinfer-python >=0.6.0; elsewhere dropped at None, else
+        UnsupportedParameterError (speculative-decoding draft mask).
+    ``kv_cache_sf``: flashinfer-python >=0.6.7; elsewhere dropped at None, else
+        UnsupportedParameterError (NVFP4 KV-cache scale factors).
+    ``q_cu_seq_lens``: flashinfer-python >=0.6.16; elsewhere dropped at None, else
+        UnsupportedParameterError (ragged draft lengths).
     """
 
 class BatchDecodeMlaWithPagedKVCacheWrapper:
@@ -884,3 +930,5 @@ class _Written:
     def trtllm_batch_decode_with_kv_cache(*args: Any, **kwargs: Any) -> Any: ...
     @staticmethod
     def trtllm_batch_decode_with_kv_cache_mla(*args: Any, **kwargs: Any) -> Any: ...
+    @staticmethod
+    def xqa_batch_decode_with_kv_cache(*args: Any, **kwargs: Any) -> Any: ...

@@ -21,6 +21,7 @@ signature (0.2.0.post1-0.2.8's positional ``k_scale, v_scale`` of the paged
 from __future__ import annotations
 
 from ._adapters import _attention
+from ._adapters.cudnn import SPECS as CUDNN
 from ._adapters.prefill import (
     MODULE,
     PAGED,
@@ -383,7 +384,107 @@ def trtllm_ragged_attention_deepseek(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
-lazy_facades(globals(), [*SPECS.values(), *TRTLLM.values()])
+def trtllm_fmha_v2_prefill(
+    qkv: Tensor | tuple[Any, ...],
+    input_layout: Literal[
+        "PACKED_QKV", "CONTIGUOUS_Q_KV", "Q_PAGED_KV_NHD", "Q_PAGED_KV_HND", "SEPARATE_Q_K_V"
+    ],
+    workspace_buffer: Tensor,
+    seq_lens: Tensor,
+    max_q_len: int,
+    max_kv_len: int,
+    bmm1_scale: float,
+    bmm2_scale: float,
+    batch_size: int,
+    cum_seq_lens_q: Tensor,
+    cum_seq_lens_kv: Tensor,
+    block_tables: Tensor | None = None,
+    out: Tensor | None = None,
+    out_dtype: torch.dtype | str | None = None,
+    sinks: Any = None,
+    pos_encoding_mode: str | None = None,
+    logits_soft_cap_scale: float | None = None,
+    mask_mode: str = "causal",
+    window_left: int = -1,
+    chunked_attention_size: int = 0,
+    save_softmax_stats: bool = False,
+    skip_softmax_threshold_scale_factor: float = 0,
+    **kwargs: Any,
+) -> Any:
+    """TRT-LLM FMHA v2 prefill (FlashInfer's ``trtllm_fmha_v2_prefill``): ``qkv`` is a
+    packed ``[tokens, 3, heads, head_dim]`` tensor, ``(query, kv)``, ``(query,
+    paged_kv)`` or ``(query, key, value)`` as ``input_layout`` says; ``seq_lens``,
+    ``cum_seq_lens_q`` / ``cum_seq_lens_kv`` describe the ragged batch, ``block_tables``
+    the pages of a paged layout.  Returns ``out``, or ``(out, softmax_stats)`` with
+    ``save_softmax_stats``.
+
+    The signature never changed (0.6.7-0.7.4): every parameter is positional.  A paged
+    ``(query, (k_cache, v_cache))`` pair needs 0.6.18; an FP8 query on SM90 is refused
+    before 0.6.15 (FlashInfer's kernels hang there).  SM90 and SM12x.
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def cudnn_batch_prefill_with_kv_cache(
+    q: Tensor,
+    k_cache: Tensor,
+    v_cache: Tensor,
+    scale: float,
+    workspace_buffer: Tensor,
+    *,
+    max_token_per_sequence: int,
+    max_sequence_kv: int,
+    actual_seq_lens_q: Tensor | None = None,
+    actual_seq_lens_kv: Tensor | None = None,
+    block_tables: Tensor | None = None,
+    causal: bool,
+    return_lse: bool,
+    q_scale: float | Tensor | None = None,
+    k_scale: float | Tensor | None = None,
+    v_scale: float | Tensor | None = None,
+    batch_offsets_q: Tensor | None = None,
+    batch_offsets_o: Tensor | None = None,
+    batch_offsets_k: Tensor | None = None,
+    batch_offsets_v: Tensor | None = None,
+    batch_offsets_stats: Tensor | None = None,
+    batch_offsets_units: Literal["elements", "tokens"] = "elements",
+    out: Tensor | None = None,
+    lse: Tensor | None = None,
+    is_cuda_graph_compatible: bool = False,
+    backend: Literal["cubin"] | None = None,
+    o_data_type: torch.dtype | None = None,
+    lse_base: Literal["log2", "ln"] = "log2",
+    window_left: int | None = None,
+    sinks: Tensor | None = None,
+    **kwargs: Any,
+) -> Any:
+    """cuDNN batch prefill (FlashInfer's ``cudnn_batch_prefill_with_kv_cache``, also
+    ``flashinfer.cudnn``): packed ``q`` ``[tokens, heads, head_dim]`` over a paged
+    (``block_tables``) or ragged KV cache, through cuDNN's SDPA graph (where the
+    ``cudnn`` package imports) or the prebuilt cubin (``backend="cubin"``).  Returns
+    ``(out, lse)`` (``lse`` ``None`` without ``return_lse``).
+
+    Positional up to ``workspace_buffer``, keyword-only after, as in FlashInfer.  The
+    same call means the same on every release:
+
+    * the LSE is base 2 (``lse_base="log2"``, 0.7.1's default; the graph path's
+      natural-log stats are converted before 0.7.0 as 0.7.0 does); ``"ln"`` needs 0.7.1;
+    * ``lse=None`` returns the padded ``(batch, max_token_per_sequence, heads)`` LSE
+      (0.7.4's graph path would allocate it packed ``(tokens, heads)``: pass such a
+      buffer as ``lse`` for that);
+    * a batch of several requests needs ``batch_offsets_q`` / ``batch_offsets_o`` on
+      the graph path (refused without; 0.2.9-0.6.15 returned wrong rows);
+    * ``q_scale`` / ``k_scale`` / ``v_scale`` with an fp16/bf16 query are refused where
+      the release ignores them (before 0.7.4, and on the cubin path).
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+lazy_facades(globals(), [*SPECS.values(), *TRTLLM.values(), *CUDNN.values()])
 
 
 CLASSES = {

@@ -27,10 +27,87 @@ from torch import Tensor
 __all__ = [
     "BatchPrefillWithPagedKVCacheWrapper",
     "BatchPrefillWithRaggedKVCacheWrapper",
+    "cudnn_batch_prefill_with_kv_cache",
     "single_prefill_with_kv_cache",
     "trtllm_batch_context_with_kv_cache",
+    "trtllm_fmha_v2_prefill",
     "trtllm_ragged_attention_deepseek",
 ]
+
+def cudnn_batch_prefill_with_kv_cache(
+    q: Tensor,
+    k_cache: Tensor,
+    v_cache: Tensor,
+    scale: float,
+    workspace_buffer: Tensor,
+    *,
+    max_token_per_sequence: int,
+    max_sequence_kv: int,
+    actual_seq_lens_q: Tensor | None = ...,
+    actual_seq_lens_kv: Tensor | None = ...,
+    block_tables: Tensor | None = ...,
+    causal: bool,
+    return_lse: bool,
+    q_scale: float | Tensor | None = ...,
+    k_scale: float | Tensor | None = ...,
+    v_scale: float | Tensor | None = ...,
+    batch_offsets_q: Tensor | None = ...,
+    batch_offsets_o: Tensor | None = ...,
+    batch_offsets_k: Tensor | None = ...,
+    batch_offsets_v: Tensor | None = ...,
+    batch_offsets_stats: Tensor | None = ...,
+    batch_offsets_units: Literal["elements", "tokens"] = ...,
+    out: Tensor | None = ...,
+    lse: Tensor | None = ...,
+    is_cuda_graph_compatible: bool = ...,
+    backend: Literal["cubin"] | None = ...,
+    o_data_type: torch.dtype | None = ...,
+    lse_base: Literal["log2", "ln"] = ...,
+    window_left: int | None = ...,
+    sinks: Tensor | None = ...,
+) -> Any:
+    """cuDNN batch prefill (FlashInfer's ``cudnn_batch_prefill_with_kv_cache``, also
+    ``flashinfer.cudnn``): packed ``q`` ``[tokens, heads, head_dim]`` over a paged
+    (``block_tables``) or ragged KV cache, through cuDNN's SDPA graph (where the
+    ``cudnn`` package imports) or the prebuilt cubin (``backend="cubin"``).  Returns
+    ``(out, lse)`` (``lse`` ``None`` without ``return_lse``).
+
+    Positional up to ``workspace_buffer``, keyword-only after, as in FlashInfer.  The
+    same call means the same on every release:
+
+    * the LSE is base 2 (``lse_base="log2"``, 0.7.1's default; the graph path's
+      natural-log stats are converted before 0.7.0 as 0.7.0 does); ``"ln"`` needs 0.7.1;
+    * ``lse=None`` returns the padded ``(batch, max_token_per_sequence, heads)`` LSE
+      (0.7.4's graph path would allocate it packed ``(tokens, heads)``: pass such a
+      buffer as ``lse`` for that);
+    * a batch of several requests needs ``batch_offsets_q`` / ``batch_offsets_o`` on
+      the graph path (refused without; 0.2.9-0.6.15 returned wrong rows);
+    * ``q_scale`` / ``k_scale`` / ``v_scale`` with an fp16/bf16 query are refused where
+      the release ignores them (before 0.7.4, and on the cubin path).
+
+    ``actual_seq_lens_q``: always forwarded explicitly.
+    ``actual_seq_lens_kv``: always forwarded explicitly.
+    ``q_scale``: flashinfer-python >=0.6.0; elsewhere dropped at None, else
+        UnsupportedParameterError (calibration scale).
+    ``k_scale``: flashinfer-python >=0.6.0; elsewhere dropped at None, else
+        UnsupportedParameterError (calibration scale).
+    ``v_scale``: flashinfer-python >=0.6.0; elsewhere dropped at None, else
+        UnsupportedParameterError (calibration scale).
+    ``batch_offsets_stats``: flashinfer-python >=0.2.9; elsewhere dropped at None, else
+        UnsupportedParameterError (ragged LSE offsets).
+    ``batch_offsets_units``: flashinfer-python >=0.6.16; elsewhere dropped at
+        'elements', else UnsupportedParameterError (offsets in elements or tokens).
+    ``backend``: flashinfer-python >=0.2.9; elsewhere dropped at None, else
+        UnsupportedParameterError (None (graph if cudnn imports) or 'cubin').
+    ``o_data_type``: flashinfer-python >=0.6.0; elsewhere dropped at None, else
+        UnsupportedParameterError (output dtype).
+    ``lse_base``: flashinfer-python >=0.7.1; elsewhere dropped at 'log2', else
+        UnsupportedParameterError (LSE base).
+    ``window_left``: flashinfer-python >=0.7.4; elsewhere dropped at None, else
+        UnsupportedParameterError (left attention window (graph path)).
+    ``sinks``: flashinfer-python >=0.7.4; elsewhere dropped at None, else
+        UnsupportedParameterError (attention sinks (graph path)).
+    """
 
 def single_prefill_with_kv_cache(
     q: Tensor,
@@ -161,6 +238,44 @@ def trtllm_batch_context_with_kv_cache(
         None, else UnsupportedParameterError.
     ``variable_window_token_ends``: flashinfer-python >=0.7.4; elsewhere dropped at
         None, else UnsupportedParameterError.
+    """
+
+def trtllm_fmha_v2_prefill(
+    qkv: Tensor | tuple[Any, ...],
+    input_layout: Literal[
+        "PACKED_QKV", "CONTIGUOUS_Q_KV", "Q_PAGED_KV_NHD", "Q_PAGED_KV_HND", "SEPARATE_Q_K_V"
+    ],
+    workspace_buffer: Tensor,
+    seq_lens: Tensor,
+    max_q_len: int,
+    max_kv_len: int,
+    bmm1_scale: float,
+    bmm2_scale: float,
+    batch_size: int,
+    cum_seq_lens_q: Tensor,
+    cum_seq_lens_kv: Tensor,
+    block_tables: Tensor | None = ...,
+    out: Tensor | None = ...,
+    out_dtype: torch.dtype | str | None = ...,
+    sinks: Any = ...,
+    pos_encoding_mode: str | None = ...,
+    logits_soft_cap_scale: float | None = ...,
+    mask_mode: str = ...,
+    window_left: int = ...,
+    chunked_attention_size: int = ...,
+    save_softmax_stats: bool = ...,
+    skip_softmax_threshold_scale_factor: float = ...,
+) -> Any:
+    """TRT-LLM FMHA v2 prefill (FlashInfer's ``trtllm_fmha_v2_prefill``): ``qkv`` is a
+    packed ``[tokens, 3, heads, head_dim]`` tensor, ``(query, kv)``, ``(query,
+    paged_kv)`` or ``(query, key, value)`` as ``input_layout`` says; ``seq_lens``,
+    ``cum_seq_lens_q`` / ``cum_seq_lens_kv`` describe the ragged batch, ``block_tables``
+    the pages of a paged layout.  Returns ``out``, or ``(out, softmax_stats)`` with
+    ``save_softmax_stats``.
+
+    The signature never changed (0.6.7-0.7.4): every parameter is positional.  A paged
+    ``(query, (k_cache, v_cache))`` pair needs 0.6.18; an FP8 query on SM90 is refused
+    before 0.6.15 (FlashInfer's kernels hang there).  SM90 and SM12x.
     """
 
 def trtllm_ragged_attention_deepseek(
@@ -714,8 +829,12 @@ class _Written:
         def run_return_lse(self, *args: Any, **kwargs: Any) -> Any: ...
 
     @staticmethod
+    def cudnn_batch_prefill_with_kv_cache(*args: Any, **kwargs: Any) -> Any: ...
+    @staticmethod
     def single_prefill_with_kv_cache(*args: Any, **kwargs: Any) -> Any: ...
     @staticmethod
     def trtllm_batch_context_with_kv_cache(*args: Any, **kwargs: Any) -> Any: ...
+    @staticmethod
+    def trtllm_fmha_v2_prefill(*args: Any, **kwargs: Any) -> Any: ...
     @staticmethod
     def trtllm_ragged_attention_deepseek(*args: Any, **kwargs: Any) -> Any: ...

@@ -50,6 +50,7 @@ from fi_compat.detection import Distribution
 from fi_compat.registry import KNOWN_RELEASES, place
 from support import (
     attention_cases,
+    attn_kernels_cases,
     concat_ops_cases,
     cute_dsl_cases,
     elementwise_cases,
@@ -150,6 +151,7 @@ BUILDERS: list[tuple[dict[str, Any], Callable[[str], dict[str, Any]]]] = [
     (concat_ops_cases.SPECS, concat_ops_cases.args),
     (mla_rope_cases.SPECS, mla_rope_cases.args),
     (ragged_deepseek_cases.SPECS, ragged_deepseek_cases.args),
+    (attn_kernels_cases.SPECS, attn_kernels_cases.args),
     ({"chunk_gated_delta_rule": GDN_PREFILL}, lambda _key: helpers.inputs()),
 ]
 

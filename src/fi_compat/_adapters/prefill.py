@@ -59,6 +59,7 @@ from ._attention import (
     validate_single,
 )
 from ._empty_rows import PlanRows, RunRows, SingleRows
+from .cudnn import SPECS as CUDNN
 from .trtllm_attention import PREFILL_SPECS as TRTLLM
 
 TYPE_CHECKING = False
@@ -445,4 +446,10 @@ SINGLE = EntryPoint(
 )
 
 SPECS = {"single_prefill_with_kv_cache": SINGLE}
-ENTRIES = [*PAGED_METHODS.values(), *RAGGED_METHODS.values(), SINGLE, *TRTLLM.values()]
+ENTRIES = [
+    *PAGED_METHODS.values(),
+    *RAGGED_METHODS.values(),
+    SINGLE,
+    *TRTLLM.values(),
+    *CUDNN.values(),
+]

@@ -175,15 +175,10 @@ def _sm(
 
 def _entry(module: str, name: str, params: list[Param], **kw: Any) -> EntryPoint:
     facade = "fi_compat.prefill" if module == "flashinfer.prefill" else "fi_compat.decode"
+    kw.setdefault("floor", FLOOR)
+    kw.setdefault("feature", "attention.trtllm")
     return EntryPoint(
-        facade=facade,
-        name=name,
-        module=module,
-        params=params,
-        prepare=ew.prepare,
-        floor=FLOOR,
-        feature="attention.trtllm",
-        **kw,
+        facade=facade, name=name, module=module, params=params, prepare=ew.prepare, **kw
     )
 
 
@@ -380,5 +375,132 @@ RAGGED = _entry(
     normalizers=(_device_scales("bmm1_scale"), _device_scales("bmm2_scale")),
 )
 
-DECODE_SPECS = {e.name: e for e in (DECODE, MLA)}
-PREFILL_SPECS = {CONTEXT.name: CONTEXT, RAGGED.name: RAGGED}
+
+def _not_one(v: Any) -> bool:
+    return v is not None and v != 1
+
+
+def _given(v: Any) -> bool:
+    return v is not None
+
+
+# xqa_batch_decode_with_kv_cache (flashinfer.decode, 0.5.0): the XQA decode kernels
+# directly (what trtllm_batch_decode_with_kv_cache(backend="xqa") runs).  Every later
+# parameter was appended (o_scale 0.5.3, mask 0.6.0, kv_cache_sf 0.6.7, q_cu_seq_lens
+# 0.6.16), so the whole list is positional.  Read from the releases' decode.py:
+# * bmm1_scale / bmm2_scale: required before 0.5.3 (always forwarded; 1.0 is 0.5.3's
+#   default); 0.5.0-0.5.2 read a tensor with ``.item()``, 0.5.3+ on the device: the same
+#   value either way.
+# * q_len_per_req: 0.5.0-0.5.3 ``assert q_len_per_req == 1`` ("xqa not support
+#   speculative decoding yet"); 0.6.0 serves query rows ``batch * q_len_per_req``.
+# * kv_cache_sf (NVFP4 KV, 0.6.7): 0.6.7-0.6.13 take ``head_dim = k_cache.shape[3]``,
+#   the packed half of an NVFP4 head, for the q scale (``bmm1_scale / kv_scale *
+#   head_dim**0.5``); 0.6.14 reads ``query.shape[-1]``: NVFP4 needs 0.6.14.
+# * The kernels: SM90/SM10x/SM12x on every release (xqa.py ``get_compute_capability``
+#   check); NVFP4 KV SM12x only (0.6.7 xqa.py assert).
+XQA = _entry(
+    "flashinfer.decode",
+    "xqa_batch_decode_with_kv_cache",
+    [
+        *_BMM,
+        Param("sinks", note="attention sinks"),
+        Param("kv_layout", note="NHD or HND cache layout"),
+        Param("enable_pdl", note="programmatic dependent launch (None: the device's)"),
+        Param(
+            "q_len_per_req",
+            note="query tokens per request (speculative decoding)",
+            ref="0.5.0-0.5.3 decode.py: assert q_len_per_req == 1; other values 0.6.0",
+        ),
+        Param("o_scale", note="output scale", ref="0.5.3"),
+        Param("mask", note="speculative-decoding draft mask", ref="0.6.0"),
+        Param(
+            "kv_cache_sf",
+            note="NVFP4 KV-cache scale factors",
+            ref="0.6.7; 0.6.7-0.6.13 scale q by the packed head size (decode.py "
+            "head_dim = k_cache.shape[3]), fixed in 0.6.14 (query.shape[-1])",
+        ),
+        Param("q_cu_seq_lens", note="ragged draft lengths", ref="0.6.16"),
+    ],
+    validate=_validate("fi_compat.decode.xqa_batch_decode_with_kv_cache", (3,)),
+    validate_args=("query", "kv_cache", "workspace_buffer", "block_tables"),
+    normalizers=(
+        KindSince("q_len_per_req", "0.6.0", _not_one, "a value other than 1 (speculative)"),
+        KindSince("kv_cache_sf", "0.6.14", _given, "NVFP4 scale factors"),
+    ),
+    devices=_sm((9, 10, 12), "the XQA decode kernels are built for SM90, SM10x and SM12x"),
+    floor="0.5.0",
+    feature="attention.xqa",
+    matrix_note="xqa: SM90/SM10x/SM12x (NVFP4 KV: SM12x)",
+)
+
+
+def _separate_paged_kv(v: Any) -> bool:
+    return _is_pair(v) and len(v) == 2 and _is_pair(v[1])
+
+
+class Fp8HangsOnSm90(Normalizer):
+    """0.6.9-0.6.14 prefill.py log "The FP8 (e4m3) kernels are currently known to hang
+    on SM90" for an e4m3 query and launch anyway (0.6.7-0.6.8.post1 launch the same
+    FMHA v2 kernel family without the warning); 0.6.15 removed the warning.  Refused
+    before the launch on SM90 before 0.6.15."""
+
+    args = ("qkv",)
+    out = ()
+    boundaries = ("0.6.15",)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.6.15"):
+            return None
+        release, where = adapter.release, adapter.entry.dotted
+
+        def check(qkv: Any) -> tuple[Any, ...]:
+            q = qkv[0] if _is_pair(qkv) and len(qkv) else qkv
+            if _is_tensor(q) and str(q.dtype) == "torch.float8_e4m3fn" and q.is_cuda:
+                import torch
+
+                if torch.cuda.get_device_capability(q.device)[0] == 9:
+                    raise UnsupportedParameterError(
+                        f"{where}: an FP8 (e4m3) query on SM90 hangs on flashinfer-python "
+                        f"{release} (its prefill.py: 'The FP8 (e4m3) kernels are currently "
+                        f"known to hang on SM90', 0.6.9-0.6.14). Fix: pip install "
+                        f"'flashinfer-python>=0.6.15', or a bf16/fp16 query",
+                        parameter="qkv",
+                        installed=str(release),
+                        minimum="0.6.15",
+                    )
+            return ()
+
+        return check
+
+    def describe(self, p: Placement) -> str | None:
+        return None if at_least(p, "0.6.15") else "FP8 query refused on SM90 (kernels hang)"
+
+
+# trtllm_fmha_v2_prefill (flashinfer.prefill, 0.6.7): TRT-LLM's FMHA v2 prefill kernels
+# (JIT-compiled for SM90 and SM12x: jit/attention/modules.py gen_fmha_v2_module,
+# ``supported_major_versions=[9, 12]``).  The signature never changed (0.6.7-0.7.4, every
+# parameter positional-or-keyword).  Behaviour read from prefill.py:
+# * 0.6.7-0.6.10.post1 copy a Q_PAGED_KV_NHD cache to HND before the kernel; 0.6.11
+#   reads NHD natively: the same result.
+# * 0.6.18: a paged ``qkv`` may be ``(query, (k_cache, v_cache))`` with ``[B, 2, M]``
+#   block tables; before, only the stacked 5-D pool (refused there).
+# * FP8 (e4m3) queries hang on SM90 before 0.6.15 (:class:`Fp8HangsOnSm90`).
+FMHA_V2 = _entry(
+    "flashinfer.prefill",
+    "trtllm_fmha_v2_prefill",
+    [
+        Param("qkv", ref="a (query, (k_cache, v_cache)) paged pair from 0.6.18"),
+    ],
+    normalizers=(
+        KindSince("qkv", "0.6.18", _separate_paged_kv, "(query, (k_cache, v_cache))"),
+        Fp8HangsOnSm90(),
+    ),
+    devices=_sm((9, 12), "the FMHA v2 kernels are built for SM90 and SM12x only"),
+    floor="0.6.7",
+    feature="attention.fmha_v2",
+    matrix_note="fmha_v2: SM90/SM12x",
+)
+
+DECODE_SPECS = {e.name: e for e in (DECODE, MLA, XQA)}
+PREFILL_SPECS = {CONTEXT.name: CONTEXT, RAGGED.name: RAGGED, FMHA_V2.name: FMHA_V2}

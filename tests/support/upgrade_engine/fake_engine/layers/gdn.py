@@ -26,8 +26,8 @@ def sample(logits, top_k, top_p):
     return flashinfer.sampling.top_k_top_p_sampling_from_logits(logits, top_k, top_p)
 
 
-def xqa_decode(q, kv_cache, workspace, block_tables, seq_lens):
+def dsv4_decode(q, kv_cache, workspace, sparse_indices, compressed_kv_cache):
     # not covered by fi_compat: left to FlashInfer
-    return flashinfer.decode.xqa_batch_decode_with_kv_cache(
-        q, kv_cache, workspace, block_tables, seq_lens, 4096
+    return flashinfer.decode.trtllm_batch_decode_sparse_mla_dsv4(
+        q, kv_cache, workspace, sparse_indices, compressed_kv_cache
     )
