@@ -7,8 +7,9 @@ cascade wrapper, one frozen signature each over every release 0.2.0.post1-0.7.4.
 subclass of the installed FlashInfer class, built on first access of the name, as in
 :mod:`fi_compat.decode`; ``begin_forward`` is ``plan`` and ``forward`` is ``run``.
 
-``BatchDecodeWithSharedPrefixPagedKVCacheWrapper`` / ``BatchPrefillWithSharedPrefixPagedKVCacheWrapper``
-(every release 0.2.0.post1-0.7.4) are subclasses of FlashInfer's classes the same way:
+``BatchDecodeWithSharedPrefixPagedKVCacheWrapper`` and
+``BatchPrefillWithSharedPrefixPagedKVCacheWrapper`` (every release 0.2.0.post1-0.7.4) are
+subclasses of FlashInfer's classes the same way:
 ``begin_forward`` plans the per-request pages, ``forward(q, k_shared, v_shared,
 unique_kv_cache)`` attends over the shared prefix (contiguous K/V) and each request's
 own pages and merges the two inside the release; ``end_forward`` does nothing, on every
@@ -250,8 +251,8 @@ CLASSES = {
         extra={"end_forward": _attention.end_forward},
         doc="""Batch decode over one shared prefix (contiguous K/V tensors) plus each
         request's own pages: ``begin_forward`` once per batch, ``forward`` per layer
-        (FlashInfer merges the two parts' states inside; ``MultiLevelCascadeAttentionWrapper``
-        is the general form).""",
+        (FlashInfer merges the two parts' states inside;
+        ``MultiLevelCascadeAttentionWrapper`` is the general form).""",
     ),
     SHARED_PREFILL: WrapperClass(
         facade=__name__,
