@@ -131,6 +131,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.tactics_blocklist_gen": ("0.6.15", None),
         "flashinfer.trtllm_low_latency_gemm": ("0.4.1", None),
     },
+    "B12xMoEWrapper": {
+        "flashinfer": ("0.6.9", None),
+        "flashinfer.fused_moe": ("0.6.9", None),
+        "flashinfer.fused_moe.cute_dsl": ("0.6.9", None),
+        "flashinfer.fused_moe.cute_dsl.b12x_moe": ("0.6.9", None),
+    },
     "BatchDecodeMlaWithPagedKVCacheWrapper": {
         "flashinfer": ("0.2.0.post1", "0.6.18.post1"),
         "flashinfer.decode": ("0.2.0.post1", "0.6.18.post1"),
@@ -141,6 +147,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.attention._core": ("0.7.4", None),
         "flashinfer.cascade": ("0.2.0.post1", None),
         "flashinfer.decode": ("0.2.0.post1", None),
+    },
+    "BatchDecodeWithSharedPrefixPagedKVCacheWrapper": {
+        "flashinfer": ("0.2.0.post1", None),
+        "flashinfer.cascade": ("0.2.0.post1", None),
     },
     "BatchMLAPagedAttentionWrapper": {
         "flashinfer": ("0.2.1", None),
@@ -159,6 +169,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     "BatchPrefillWithRaggedKVCacheWrapper": {
         "flashinfer": ("0.2.0.post1", None),
         "flashinfer.prefill": ("0.2.0.post1", None),
+    },
+    "BatchPrefillWithSharedPrefixPagedKVCacheWrapper": {
+        "flashinfer": ("0.2.0.post1", None),
+        "flashinfer.cascade": ("0.2.0.post1", None),
     },
     "CUDAGraphBatchDecodeWithPagedKVCacheWrapper": {
         "flashinfer": ("0.2.0.post1", None),
@@ -467,6 +481,12 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         ),
         "flashinfer.fused_moe.cute_dsl.blackwell_sm12x.moe_mxfp8_mxfp4_gemm": ("0.7.1", None),
         "flashinfer.tactics_blocklist_gen": ("0.6.15", None),
+    },
+    "b12x_fused_moe": {
+        "flashinfer": ("0.6.9", None),
+        "flashinfer.fused_moe": ("0.6.9", None),
+        "flashinfer.fused_moe.cute_dsl": ("0.6.9", None),
+        "flashinfer.fused_moe.cute_dsl.b12x_moe": ("0.6.9", None),
     },
     "block_scale_interleave": {
         "flashinfer": ("0.2.13", None),
@@ -1038,11 +1058,14 @@ PROVIDERS: dict[str, str] = {
     "ActivationType": "enums",
     "AllReduceFusionPattern": "enums",
     "AutoTuner": "autotuner",
+    "B12xMoEWrapper": "cute_dsl",
     "BatchDecodeMlaWithPagedKVCacheWrapper": "decode",
     "BatchDecodeWithPagedKVCacheWrapper": "decode",
+    "BatchDecodeWithSharedPrefixPagedKVCacheWrapper": "cascade",
     "BatchMLAPagedAttentionWrapper": "mla",
     "BatchPrefillWithPagedKVCacheWrapper": "prefill",
     "BatchPrefillWithRaggedKVCacheWrapper": "prefill",
+    "BatchPrefillWithSharedPrefixPagedKVCacheWrapper": "cascade",
     "CUDAGraphBatchDecodeWithPagedKVCacheWrapper": "decode",
     "CommBackend": "comm.mnnvl",
     "ConstraintSpec": "autotuner",
@@ -1077,6 +1100,7 @@ PROVIDERS: dict[str, str] = {
     "apply_rope_with_cos_sin_cache": "rope",
     "apply_rope_with_cos_sin_cache_inplace": "rope",
     "autotune": "autotuner",
+    "b12x_fused_moe": "cute_dsl",
     "block_scale_interleave": "quantization",
     "bmm_fp8": "gemm",
     "chain_speculative_sampling": "sampling",
