@@ -122,6 +122,7 @@ METHODS = {
 SHARED_DECODE = "BatchDecodeWithSharedPrefixPagedKVCacheWrapper"
 SHARED_PREFILL = "BatchPrefillWithSharedPrefixPagedKVCacheWrapper"
 
+
 def _validate_shared(where: str) -> Callable[..., int]:
     """``q`` and ``unique_kv_cache`` as a paged ``run`` takes them; ``k_shared`` /
     ``v_shared`` 3-D of one shape (``[shared_len, kv_heads, head_dim]`` NHD or
