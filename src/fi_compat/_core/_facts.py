@@ -3112,6 +3112,27 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "row_starts": (("0.6.10", None),),
         },
     ),
+    "utils.FP4Tensor": (
+        "0.2.9",
+        {
+            "data": (("0.2.9", None),),
+            "scale": (("0.2.9", None),),
+            "scale_start_index": (("0.2.9", None),),
+            "original_shape": (("0.2.9", None),),
+        },
+    ),
+    "utils.device_support_pdl": (
+        "0.2.7",
+        {
+            "device": (("0.2.7", None),),
+        },
+    ),
+    "utils.get_device_sm_count": (
+        "0.2.9",
+        {
+            "device": (("0.2.9", None),),
+        },
+    ),
     "utils.get_shuffle_matrix_a_row_indices": (
         "0.2.9",
         {
@@ -3125,6 +3146,14 @@ FACTS: dict[str, tuple[str, dict[str, tuple[tuple[str, str | None], ...]]]] = {
             "input_tensor": (("0.2.9", None),),
             "epilogue_tile_m": (("0.2.9", None),),
             "num_elts_per_sf": (("0.2.9", None),),
+        },
+    ),
+    "utils.get_trtllm_gen_multi_ctas_kv_counter_bytes": (
+        "0.6.15",
+        {
+            "batch_size": (("0.6.15", None),),
+            "num_qo_heads": (("0.6.15", None),),
+            "sm_count": (("0.6.15", None),),
         },
     ),
 }
@@ -3411,6 +3440,9 @@ POSITIONAL: dict[str, tuple[int, str | None]] = {
     "fi_compat.topk.top_k": (6, None),
     "fi_compat.topk.top_k_page_table_transform": (10, None),
     "fi_compat.topk.top_k_ragged_transform": (8, None),
+    "fi_compat.utils.device_support_pdl": (1, None),
+    "fi_compat.utils.get_device_sm_count": (1, None),
+    "fi_compat.utils.get_trtllm_gen_multi_ctas_kv_counter_bytes": (3, None),
 }
 
 # positional parameters per release: (unique slot tuples, index per known release)
@@ -3601,6 +3633,10 @@ SLOTS: dict[str, tuple[tuple[tuple[tuple[str, object], ...], ...], tuple[int, ..
     'topk.top_k': (((('input', ...), ('k', ...), ('sorted', False)), (('input', ...), ('k', ...), ('sorted', False), ('deterministic', False)), (('input', ...), ('k', ...), ('sorted', False), ('deterministic', False), ('tie_break', ...)), (('input', ...), ('k', ...), ('sorted', False), ('deterministic', False), ('tie_break', ...), ('dsa_graph_safe', False))), (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3)),
     'topk.top_k_page_table_transform': (((('input', ...), ('src_page_table', ...), ('lengths', ...), ('k', ...), ('row_to_batch', None)), (('input', ...), ('src_page_table', ...), ('lengths', ...), ('k', ...), ('row_to_batch', None), ('deterministic', False)), (('input', ...), ('src_page_table', ...), ('lengths', ...), ('k', ...), ('row_to_batch', None), ('deterministic', False), ('tie_break', ...)), (('input', ...), ('src_page_table', ...), ('lengths', ...), ('k', ...), ('row_to_batch', None), ('deterministic', False), ('tie_break', ...), ('dsa_graph_safe', False), ('row_starts', None)), (('input', ...), ('src_page_table', ...), ('lengths', ...), ('k', ...), ('row_to_batch', None), ('deterministic', False), ('tie_break', ...), ('dsa_graph_safe', False), ('row_starts', None), ('page_table_row_starts', None))), (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4)),
     'topk.top_k_ragged_transform': (((('input', ...), ('offsets', ...), ('lengths', ...), ('k', ...)), (('input', ...), ('offsets', ...), ('lengths', ...), ('k', ...), ('deterministic', False)), (('input', ...), ('offsets', ...), ('lengths', ...), ('k', ...), ('deterministic', False), ('tie_break', ...)), (('input', ...), ('offsets', ...), ('lengths', ...), ('k', ...), ('deterministic', False), ('tie_break', ...), ('dsa_graph_safe', False), ('row_starts', None))), (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3)),
+    'utils.FP4Tensor': (((('data', ...), ('scale', ...), ('scale_start_index', 0), ('original_shape', None)),), (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+    'utils.device_support_pdl': (((('device', ...),),), (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+    'utils.get_device_sm_count': (((('device', ...),),), (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
     'utils.get_shuffle_matrix_a_row_indices': (((('input_tensor', ...), ('epilogue_tile_m', ...)),), (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
     'utils.get_shuffle_matrix_sf_a_row_indices': (((('input_tensor', ...), ('epilogue_tile_m', ...), ('num_elts_per_sf', 16)),), (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+    'utils.get_trtllm_gen_multi_ctas_kv_counter_bytes': (((('batch_size', ...), ('num_qo_heads', ...), ('sm_count', ...)),), (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
 }
