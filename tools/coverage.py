@@ -67,6 +67,39 @@ CAPABILITY_HELPERS = {
     "get_compute_capability": "fi_compat.device.current_capability()",
     "is_sm100a_supported": "fi_compat.device.is_device_capability_family(100)",
 }
+# names left uncovered on purpose for now, each with why (docs/uncovered.md)
+LEFT = {
+    "AutoTuner.get": (
+        "fi_compat.autotuner.AutoTuner is FlashInfer's own class (0.2.6+), so AutoTuner.get() "
+        "works through it; the scan counts methods of wrapper classes only"
+    ),
+    "TunableRunner": (
+        "the base class of an engine's own tunable op (FlashInfer's autotuner internals, "
+        "abstract methods that changed with the tactic API); not a FlashInfer operation"
+    ),
+    "autotuner_initializer_empty": (
+        "a tensor-initializer callback of the autotuner's profiling, moved from "
+        "DynamicTensorSpec to TuningConfig in 0.6.18 (see fi_compat.autotuner)"
+    ),
+    "get_hybrid_num_tokens_buckets": (
+        "flashinfer.fused_moe.utils 0.6.10+ (0.6.8-0.6.9 had "
+        "get_last_power_of_2_num_tokens_buckets with other buckets: no exact emulation); "
+        "tuning-bucket arithmetic, to be served from 0.6.10 with a typed refusal before"
+    ),
+    "map_to_hybrid_bucket_uncapped": (
+        "flashinfer.fused_moe.utils 0.6.10+, as get_hybrid_num_tokens_buckets"
+    ),
+    "current_nvfp4_4over6_config": (
+        "flashinfer.quantization.nvfp4_quantization_utils 0.7.0+ (a context-local NVFP4 "
+        "4-over-6 recipe state, new enough that its contract is not settled)"
+    ),
+    "make_nvfp4_global_scale": (
+        "flashinfer.quantization.nvfp4_quantization_utils 0.7.0+, with current_nvfp4_4over6_config"
+    ),
+    "McastGPUBuffer": "multi-GPU NVLink multicast buffer: the comm family of issue 24 item 1",
+    "McastGPUBuffer.get_buffer_ptrs_dev": "with McastGPUBuffer",
+    "McastGPUBuffer.lamport_initialize": "with McastGPUBuffer",
+}
 
 
 @dataclass
@@ -173,6 +206,8 @@ def reason(row: Row, reach: Reach) -> str:
         return f"answered by {CAPABILITY_HELPERS[row.name]} (docs/capabilities.md)"
     if "absent from every release" in row.drift:
         return "not yet (" + row.drift.strip() + "; newer than the scan, or engine-side)"
+    if row.name in LEFT:
+        return f"not yet: {LEFT[row.name]}"
     return "not yet"
 
 

@@ -349,7 +349,12 @@ def _written_namespace(
     out = ["class _Written:", *_docstring(_wrap(doc), "    ")]
     star = ["*args: Any", "**kwargs: Any"]
     for name, row in sorted(decl["classes"].items()):
-        out += ["", f"    class {name}({name}):"]
+        head = f"    class {name}({name}):"
+        out += (
+            ["", head]
+            if len(head) <= 100
+            else ["", f"    class {name}(", f"        {name}", "    ):"]
+        )
         for method, (stub, _entry) in row.stubs().items():
             ret = "None" if method == "__init__" else _returns(stub, imports)
             out += _def(method, ["self", *star], ret, None, "        ")

@@ -38,6 +38,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "comm": ("flashinfer.comm", "fi_compat._adapters.comm"),
     "topk": ("flashinfer.topk", "fi_compat._adapters.topk"),
     "concat_ops": ("flashinfer.concat_ops", "fi_compat._adapters.concat_ops"),
+    "utils": ("flashinfer.utils", "fi_compat._adapters.utils"),
 }
 
 

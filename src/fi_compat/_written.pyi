@@ -27,6 +27,7 @@ from fi_compat import quantization as _quantization
 from fi_compat import rope as _rope
 from fi_compat import sampling as _sampling
 from fi_compat import topk as _topk
+from fi_compat import utils as _utils
 
 __all__ = ["WrittenFor"]
 
@@ -82,3 +83,5 @@ class WrittenFor:
     def sampling(self) -> _sampling._Written: ...
     @property
     def topk(self) -> _topk._Written: ...
+    @property
+    def utils(self) -> _utils._Written: ...

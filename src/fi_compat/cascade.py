@@ -6,11 +6,29 @@ cascade wrapper, one frozen signature each over every release 0.2.0.post1-0.7.4.
 ``v``'s shape without the head dimension).  ``MultiLevelCascadeAttentionWrapper`` is a
 subclass of the installed FlashInfer class, built on first access of the name, as in
 :mod:`fi_compat.decode`; ``begin_forward`` is ``plan`` and ``forward`` is ``run``.
+
+``BatchDecodeWithSharedPrefixPagedKVCacheWrapper`` and
+``BatchPrefillWithSharedPrefixPagedKVCacheWrapper`` (every release 0.2.0.post1-0.7.4) are
+subclasses of FlashInfer's classes the same way:
+``begin_forward`` plans the per-request pages, ``forward(q, k_shared, v_shared,
+unique_kv_cache)`` attends over the shared prefix (contiguous K/V) and each request's
+own pages and merges the two inside the release; ``end_forward`` does nothing, on every
+release (0.7.0 removed it).
 """
 
 from __future__ import annotations
 
-from ._adapters.cascade import CLASS, METHODS, MODULE, SPECS
+from ._adapters import _attention
+from ._adapters.cascade import (
+    CLASS,
+    METHODS,
+    MODULE,
+    SHARED_DECODE,
+    SHARED_DECODE_METHODS,
+    SHARED_PREFILL,
+    SHARED_PREFILL_METHODS,
+    SPECS,
+)
 from ._core import lazy_facades
 from ._core.classes import WrapperClass, lazy_classes
 
@@ -111,6 +129,96 @@ def _run(
     """
 
 
+def _shared_init(
+    self: Any,
+    float_workspace_buffer: Tensor,
+    kv_layout: Literal["NHD", "HND"] = "NHD",
+    **kwargs: Any,
+) -> None:
+    """Create the wrapper over one float workspace buffer (FlashInfer's ``__init__``; it
+    builds the release's own paged wrapper inside).
+
+    {release_notes}
+    """
+
+
+def _shared_decode_begin_forward(
+    self: Any,
+    unique_kv_indptr: Tensor,
+    unique_kv_indices: Tensor,
+    unique_kv_last_page_len: Tensor,
+    num_qo_heads: int,
+    num_kv_heads: int,
+    head_dim: int,
+    page_size: int,
+    data_type: str | torch.dtype = "float16",
+    **kwargs: Any,
+) -> None:
+    """Plan decode over each request's own pages (after the shared prefix): the page
+    table as ``BatchDecodeWithPagedKVCacheWrapper.plan`` takes it, ``data_type`` the
+    KV cache's dtype.
+
+    {release_notes}
+    """
+
+
+def _shared_decode_forward(
+    self: Any,
+    q: Tensor,
+    k_shared: Tensor,
+    v_shared: Tensor,
+    unique_kv_cache: Tensor | tuple[Tensor, Tensor],
+    **kwargs: Any,
+) -> Any:
+    """Decode attention of ``q`` ``[batch, num_qo_heads, head_dim]`` over the shared
+    prefix ``k_shared`` / ``v_shared`` (``[shared_len, num_kv_heads, head_dim]`` NHD,
+    ``[num_kv_heads, shared_len, head_dim]`` HND) and each request's pages
+    ``unique_kv_cache``; returns ``out`` like ``q``.
+
+    {release_notes}
+    """
+
+
+def _shared_prefill_begin_forward(
+    self: Any,
+    qo_indptr: Tensor,
+    paged_kv_indptr: Tensor,
+    paged_kv_indices: Tensor,
+    paged_kv_last_page_len: Tensor,
+    num_qo_heads: int,
+    num_kv_heads: int,
+    head_dim: int,
+    page_size: int,
+    **kwargs: Any,
+) -> None:
+    """Plan prefill over each request's own pages (after the shared prefix), as
+    ``BatchPrefillWithPagedKVCacheWrapper.plan`` takes them.
+
+    {release_notes}
+    """
+
+
+def _shared_prefill_forward(
+    self: Any,
+    q: Tensor,
+    k_shared: Tensor,
+    v_shared: Tensor,
+    unique_kv_cache: Tensor | tuple[Tensor, Tensor],
+    causal: bool = False,
+    use_fp16_qk_reduction: bool = False,
+    sm_scale: float | None = None,
+    rope_scale: float | None = None,
+    rope_theta: float | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Prefill attention of ``q`` ``[qo_indptr[-1], num_qo_heads, head_dim]`` over the
+    shared prefix (never causal) and each request's pages (``causal`` applies to
+    them); returns ``out`` like ``q``.
+
+    {release_notes}
+    """
+
+
 lazy_facades(globals(), SPECS.values())
 CLASSES = {
     CLASS: WrapperClass(
@@ -127,7 +235,43 @@ CLASSES = {
         at the upper levels, each request's own pages at the last): ``plan`` the levels'
         query offsets and page tables once, then ``run`` once per layer; the levels'
         states merge as ``merge_state`` merges them.""",
-    )
+    ),
+    SHARED_DECODE: WrapperClass(
+        facade=__name__,
+        name=SHARED_DECODE,
+        module=MODULE,
+        methods={
+            "__init__": (_shared_init, SHARED_DECODE_METHODS["__init__"]),
+            "begin_forward": (
+                _shared_decode_begin_forward,
+                SHARED_DECODE_METHODS["begin_forward"],
+            ),
+            "forward": (_shared_decode_forward, SHARED_DECODE_METHODS["forward"]),
+        },
+        extra={"end_forward": _attention.end_forward},
+        doc="""Batch decode over one shared prefix (contiguous K/V tensors) plus each
+        request's own pages: ``begin_forward`` once per batch, ``forward`` per layer
+        (FlashInfer merges the two parts' states inside;
+        ``MultiLevelCascadeAttentionWrapper`` is the general form).""",
+    ),
+    SHARED_PREFILL: WrapperClass(
+        facade=__name__,
+        name=SHARED_PREFILL,
+        module=MODULE,
+        methods={
+            "__init__": (_shared_init, SHARED_PREFILL_METHODS["__init__"]),
+            "begin_forward": (
+                _shared_prefill_begin_forward,
+                SHARED_PREFILL_METHODS["begin_forward"],
+            ),
+            "forward": (_shared_prefill_forward, SHARED_PREFILL_METHODS["forward"]),
+        },
+        extra={"end_forward": _attention.end_forward},
+        doc="""Batch prefill / append over one shared prefix (contiguous K/V tensors)
+        plus each request's own pages: ``begin_forward`` once per batch, ``forward`` per
+        layer (FlashInfer merges the two parts' states inside;
+        ``MultiLevelCascadeAttentionWrapper`` is the general form).""",
+    ),
 }
 lazy_classes(globals(), CLASSES)
 

@@ -7,6 +7,14 @@ cascade wrapper, one frozen signature each over every release 0.2.0.post1-0.7.4.
 ``v``'s shape without the head dimension).  ``MultiLevelCascadeAttentionWrapper`` is a
 subclass of the installed FlashInfer class, built on first access of the name, as in
 :mod:`fi_compat.decode`; ``begin_forward`` is ``plan`` and ``forward`` is ``run``.
+
+``BatchDecodeWithSharedPrefixPagedKVCacheWrapper`` and
+``BatchPrefillWithSharedPrefixPagedKVCacheWrapper`` (every release 0.2.0.post1-0.7.4) are
+subclasses of FlashInfer's classes the same way:
+``begin_forward`` plans the per-request pages, ``forward(q, k_shared, v_shared,
+unique_kv_cache)`` attends over the shared prefix (contiguous K/V) and each request's
+own pages and merges the two inside the release; ``end_forward`` does nothing, on every
+release (0.7.0 removed it).
 """
 
 from typing import Any, Literal
@@ -15,6 +23,8 @@ import torch
 from torch import Tensor
 
 __all__ = [
+    "BatchDecodeWithSharedPrefixPagedKVCacheWrapper",
+    "BatchPrefillWithSharedPrefixPagedKVCacheWrapper",
     "MultiLevelCascadeAttentionWrapper",
     "merge_state",
     "merge_state_in_place",
@@ -42,6 +52,148 @@ def merge_states(v: Tensor, s: Tensor) -> Any:
     """Merge ``num_states`` states: ``v`` ``[seq, num_states, heads, dim]``, ``s`` float32
     ``[seq, num_states, heads]``.  Returns ``(v_merged, s_merged)``.
     """
+
+class BatchDecodeWithSharedPrefixPagedKVCacheWrapper:
+    """Batch decode over one shared prefix (contiguous K/V tensors) plus each request's own
+    pages: ``begin_forward`` once per batch, ``forward`` per layer (FlashInfer merges the
+    two parts' states inside; ``MultiLevelCascadeAttentionWrapper`` is the general form).
+
+    A subclass of the installed
+    ``flashinfer.cascade.BatchDecodeWithSharedPrefixPagedKVCacheWrapper`` (``isinstance``
+    with it holds), built when the name is first accessed; flashinfer-python 0.2.0.post1 and
+    later.
+
+    fi_compat's methods, the same on every release:
+
+    * ``__init__``, ``begin_forward``, ``forward``: the frozen signatures below; each checks
+      its arguments, drops or refuses each parameter a release lacks as its docstring lists,
+      and calls FlashInfer's own by keyword.
+    * ``end_forward``: does nothing, as on every release that had it (0.2.0.post1-0.6.x;
+      removed in 0.7.0).
+
+    FlashInfer's own, inherited from the installed release's class:
+
+    * every other attribute (properties, helpers such as ``reset_workspace_buffer``, private
+      state): the installed release's, unchanged; not part of fi_compat's frozen API.
+    """
+
+    def __init__(
+        self,
+        float_workspace_buffer: Tensor,
+        kv_layout: Literal["NHD", "HND"] = ...,
+    ) -> None:
+        """Create the wrapper over one float workspace buffer (FlashInfer's ``__init__``; it
+        builds the release's own paged wrapper inside).
+        """
+
+    def begin_forward(
+        self,
+        unique_kv_indptr: Tensor,
+        unique_kv_indices: Tensor,
+        unique_kv_last_page_len: Tensor,
+        num_qo_heads: int,
+        num_kv_heads: int,
+        head_dim: int,
+        page_size: int,
+        data_type: str | torch.dtype = ...,
+    ) -> None:
+        """Plan decode over each request's own pages (after the shared prefix): the page
+        table as ``BatchDecodeWithPagedKVCacheWrapper.plan`` takes it, ``data_type`` the
+        KV cache's dtype.
+        """
+
+    def forward(
+        self,
+        q: Tensor,
+        k_shared: Tensor,
+        v_shared: Tensor,
+        unique_kv_cache: Tensor | tuple[Tensor, Tensor],
+    ) -> Any:
+        """Decode attention of ``q`` ``[batch, num_qo_heads, head_dim]`` over the shared
+        prefix ``k_shared`` / ``v_shared`` (``[shared_len, num_kv_heads, head_dim]`` NHD,
+        ``[num_kv_heads, shared_len, head_dim]`` HND) and each request's pages
+        ``unique_kv_cache``; returns ``out`` like ``q``.
+        """
+
+    def end_forward(self) -> None:
+        """Does nothing, as on every release that had it (0.2.0.post1-0.6.x; removed in 0.7.0)."""
+
+    def __getattr__(self, name: str) -> Any:
+        """FlashInfer's other attributes: the installed release's, not fi_compat's API."""
+
+class BatchPrefillWithSharedPrefixPagedKVCacheWrapper:
+    """Batch prefill / append over one shared prefix (contiguous K/V tensors) plus each
+    request's own pages: ``begin_forward`` once per batch, ``forward`` per layer (FlashInfer
+    merges the two parts' states inside; ``MultiLevelCascadeAttentionWrapper`` is the
+    general form).
+
+    A subclass of the installed
+    ``flashinfer.cascade.BatchPrefillWithSharedPrefixPagedKVCacheWrapper`` (``isinstance``
+    with it holds), built when the name is first accessed; flashinfer-python 0.2.0.post1 and
+    later.
+
+    fi_compat's methods, the same on every release:
+
+    * ``__init__``, ``begin_forward``, ``forward``: the frozen signatures below; each checks
+      its arguments, drops or refuses each parameter a release lacks as its docstring lists,
+      and calls FlashInfer's own by keyword.
+    * ``end_forward``: does nothing, as on every release that had it (0.2.0.post1-0.6.x;
+      removed in 0.7.0).
+
+    FlashInfer's own, inherited from the installed release's class:
+
+    * every other attribute (properties, helpers such as ``reset_workspace_buffer``, private
+      state): the installed release's, unchanged; not part of fi_compat's frozen API.
+    """
+
+    def __init__(
+        self,
+        float_workspace_buffer: Tensor,
+        kv_layout: Literal["NHD", "HND"] = ...,
+    ) -> None:
+        """Create the wrapper over one float workspace buffer (FlashInfer's ``__init__``; it
+        builds the release's own paged wrapper inside).
+        """
+
+    def begin_forward(
+        self,
+        qo_indptr: Tensor,
+        paged_kv_indptr: Tensor,
+        paged_kv_indices: Tensor,
+        paged_kv_last_page_len: Tensor,
+        num_qo_heads: int,
+        num_kv_heads: int,
+        head_dim: int,
+        page_size: int,
+    ) -> None:
+        """Plan prefill over each request's own pages (after the shared prefix), as
+        ``BatchPrefillWithPagedKVCacheWrapper.plan`` takes them.
+        """
+
+    def forward(
+        self,
+        q: Tensor,
+        k_shared: Tensor,
+        v_shared: Tensor,
+        unique_kv_cache: Tensor | tuple[Tensor, Tensor],
+        causal: bool = ...,
+        use_fp16_qk_reduction: bool = ...,
+        sm_scale: float | None = ...,
+        rope_scale: float | None = ...,
+        rope_theta: float | None = ...,
+    ) -> Any:
+        """Prefill attention of ``q`` ``[qo_indptr[-1], num_qo_heads, head_dim]`` over the
+        shared prefix (never causal) and each request's pages (``causal`` applies to
+        them); returns ``out`` like ``q``.
+
+        ``use_fp16_qk_reduction``: called ``allow_fp16_qk_reduction`` before 0.2.0.post2.
+        """
+
+    def end_forward(self) -> None:
+        """Does nothing, as on every release that had it (0.2.0.post1-0.6.x; removed in 0.7.0)."""
+
+    def __getattr__(self, name: str) -> Any:
+        """FlashInfer's other attributes: the installed release's, not fi_compat's API."""
 
 class MultiLevelCascadeAttentionWrapper:
     """Multi-level cascade attention over one paged KV table (shared prefixes at the upper
@@ -122,6 +274,20 @@ class _Written:
     order, names and defaults: typed ``*args, **kwargs``), returning what the stable ones
     return; the other names as here.
     """
+
+    class BatchDecodeWithSharedPrefixPagedKVCacheWrapper(
+        BatchDecodeWithSharedPrefixPagedKVCacheWrapper
+    ):
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+        def begin_forward(self, *args: Any, **kwargs: Any) -> None: ...
+        def forward(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    class BatchPrefillWithSharedPrefixPagedKVCacheWrapper(
+        BatchPrefillWithSharedPrefixPagedKVCacheWrapper
+    ):
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+        def begin_forward(self, *args: Any, **kwargs: Any) -> None: ...
+        def forward(self, *args: Any, **kwargs: Any) -> Any: ...
 
     class MultiLevelCascadeAttentionWrapper(MultiLevelCascadeAttentionWrapper):
         def __init__(self, *args: Any, **kwargs: Any) -> None: ...

@@ -23,7 +23,15 @@ the default.
 
 from __future__ import annotations
 
-from ._adapters.cute_dsl import METHODS, MOE_CLASS, MOE_MODULE, SPECS
+from ._adapters.cute_dsl import (
+    B12X_CLASS,
+    B12X_METHODS,
+    B12X_MODULE,
+    METHODS,
+    MOE_CLASS,
+    MOE_MODULE,
+    SPECS,
+)
 from ._core import OMIT, lazy_facades
 from ._core.classes import WrapperClass, lazy_classes
 from .enums import ActivationType
@@ -249,6 +257,101 @@ def _moe_run(
     raise NotImplementedError  # pragma: no cover - replaced by the generated method
 
 
+def b12x_fused_moe(
+    x: Tensor,
+    w1_weight: Tensor,
+    w1_weight_sf: Tensor,
+    w2_weight: Tensor,
+    w2_weight_sf: Tensor,
+    token_selected_experts: Tensor,
+    token_final_scales: Tensor,
+    num_experts: int,
+    top_k: int,
+    *,
+    w1_alpha: Tensor,
+    w2_alpha: Tensor,
+    fc2_input_scale: Tensor | None = None,
+    input_global_scale: Tensor | None = None,
+    num_local_experts: int | None = None,
+    expert_map: Tensor | None = None,
+    output: Tensor | None = None,
+    output_dtype: Any = OMIT,
+    activation: str = "silu",
+    swiglu_alpha: float = 1.702,
+    swiglu_beta: float = 1.0,
+    swiglu_limit: float | None = None,
+    activation_precision: str = "fp4",
+    quant_mode: str | None = None,
+    source_format: str = "modelopt",
+    **kwargs: Any,
+) -> Tensor:
+    """The b12x NVFP4 MoE on SM120 / SM121 (FlashInfer's ``b12x_fused_moe``): bf16 ``x``
+    ``[tokens, hidden]`` routed by ``token_selected_experts`` / ``token_final_scales``
+    ``[tokens, top_k]`` through the FP4 expert weights; returns ``[tokens, hidden]``
+    (``output_dtype``, bf16 unless given).  Needs ``nvidia-cutlass-dsl`` at the release's
+    minimum, checked at the first call.
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def _b12x_init(
+    self: Any,
+    num_experts: int,
+    top_k: int,
+    hidden_size: int,
+    intermediate_size: int,
+    *,
+    use_cuda_graph: bool = False,
+    max_num_tokens: int = 4096,
+    num_local_experts: int | None = None,
+    expert_map: Tensor | None = None,
+    output_dtype: Any = OMIT,
+    device: Any = "cuda",
+    activation: str = "silu",
+    swiglu_alpha: float = 1.702,
+    swiglu_beta: float = 1.0,
+    swiglu_limit: float | None = None,
+    activation_precision: str = "fp4",
+    quant_mode: str | None = None,
+    source_format: str = "modelopt",
+    shared_static_workspace: Any = None,
+    shared_dynamic_workspace: Any = None,
+    shared_output: Tensor | None = None,
+    **kwargs: Any,
+) -> None:
+    """Configure the b12x MoE (buffers for ``use_cuda_graph`` sized by
+    ``max_num_tokens``).
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated method
+
+
+def _b12x_run(
+    self: Any,
+    x: Tensor,
+    w1_weight: Tensor,
+    w1_weight_sf: Tensor,
+    w2_weight: Tensor,
+    w2_weight_sf: Tensor,
+    token_selected_experts: Tensor,
+    token_final_scales: Tensor,
+    *,
+    w1_alpha: Tensor,
+    w2_alpha: Tensor,
+    fc2_input_scale: Tensor | None = None,
+    input_global_scale: Tensor | None = None,
+    **kwargs: Any,
+) -> Tensor:
+    """Run the configured b12x MoE on ``x``; returns the ``[tokens, hidden]`` output.
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated method
+
+
 # Each function is generated for the installed release on first access (PEP 562), so
 # importing this module costs only the stubs above.
 lazy_facades(globals(), SPECS.values())
@@ -264,7 +367,20 @@ CLASSES = {
         doc="""The CuTe-DSL NVFP4 MoE as an object (FlashInfer's ``CuteDslMoEWrapper``,
         0.6.4+; SM10x, needs ``nvidia-cutlass-dsl``): a subclass of the installed class
         whose ``__init__`` and ``run`` have one frozen signature on every release.""",
-    )
+    ),
+    B12X_CLASS: WrapperClass(
+        facade=__name__,
+        name=B12X_CLASS,
+        module=B12X_MODULE,
+        methods={
+            "__init__": (_b12x_init, B12X_METHODS["__init__"]),
+            "run": (_b12x_run, B12X_METHODS["run"]),
+        },
+        doc="""The b12x NVFP4 MoE as an object (FlashInfer's ``B12xMoEWrapper``, 0.6.9+;
+        SM120 / SM121, needs ``nvidia-cutlass-dsl`` at the release's minimum): a subclass
+        of the installed class whose ``__init__`` and ``run`` have one frozen signature on
+        every release.""",
+    ),
 }
 lazy_classes(globals(), CLASSES)
 

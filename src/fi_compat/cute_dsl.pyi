@@ -30,7 +30,9 @@ from torch import Tensor
 from fi_compat.enums import ActivationType
 
 __all__ = [
+    "B12xMoEWrapper",
     "CuteDslMoEWrapper",
+    "b12x_fused_moe",
     "convert_sf_to_mma_layout",
     "cute_dsl_fused_moe_nvfp4",
     "grouped_gemm_nt_masked",
@@ -38,6 +40,60 @@ __all__ = [
     "scaled_fp4_grouped_quantize",
     "silu_and_mul_scaled_nvfp4_experts_quantize",
 ]
+
+def b12x_fused_moe(
+    x: Tensor,
+    w1_weight: Tensor,
+    w1_weight_sf: Tensor,
+    w2_weight: Tensor,
+    w2_weight_sf: Tensor,
+    token_selected_experts: Tensor,
+    token_final_scales: Tensor,
+    num_experts: int,
+    top_k: int,
+    *,
+    w1_alpha: Tensor,
+    w2_alpha: Tensor,
+    fc2_input_scale: Tensor | None = ...,
+    input_global_scale: Tensor | None = ...,
+    num_local_experts: int | None = ...,
+    expert_map: Tensor | None = ...,
+    output: Tensor | None = ...,
+    output_dtype: Any = ...,
+    activation: str = ...,
+    swiglu_alpha: float = ...,
+    swiglu_beta: float = ...,
+    swiglu_limit: float | None = ...,
+    activation_precision: str = ...,
+    quant_mode: str | None = ...,
+    source_format: str = ...,
+) -> Tensor:
+    """The b12x NVFP4 MoE on SM120 / SM121 (FlashInfer's ``b12x_fused_moe``): bf16 ``x``
+    ``[tokens, hidden]`` routed by ``token_selected_experts`` / ``token_final_scales``
+    ``[tokens, top_k]`` through the FP4 expert weights; returns ``[tokens, hidden]``
+    (``output_dtype``, bf16 unless given).  Needs ``nvidia-cutlass-dsl`` at the release's
+    minimum, checked at the first call.
+
+    ``fc2_input_scale``: ``None`` needs 0.6.11.post1.
+    ``input_global_scale``: flashinfer-python >=0.6.17; elsewhere dropped at None, else
+        UnsupportedParameterError.
+    ``expert_map``: flashinfer-python >=0.7.1; elsewhere dropped at None, else
+        UnsupportedParameterError.
+    ``activation``: ``'gelu_tanh'`` needs 0.6.15; ``'swigluoai_uninterleave'`` needs
+        0.6.15.
+    ``swiglu_alpha``: flashinfer-python >=0.6.15; elsewhere dropped at 1.702, else
+        UnsupportedParameterError.
+    ``swiglu_beta``: flashinfer-python >=0.6.15; elsewhere dropped at 1.0, else
+        UnsupportedParameterError.
+    ``swiglu_limit``: flashinfer-python >=0.6.15; elsewhere dropped at None, else
+        UnsupportedParameterError.
+    ``activation_precision``: flashinfer-python >=0.6.11.post1; elsewhere dropped at
+        'fp4', else UnsupportedParameterError.
+    ``quant_mode``: flashinfer-python >=0.6.11.post3; elsewhere dropped at None, else
+        UnsupportedParameterError.
+    ``source_format``: flashinfer-python >=0.6.11.post3; elsewhere dropped at
+        'modelopt', else UnsupportedParameterError.
+    """
 
 def convert_sf_to_mma_layout(
     sf: Tensor,
@@ -227,6 +283,103 @@ def silu_and_mul_scaled_nvfp4_experts_quantize(
         unless left out (NVFP4 4-over-6 recipe (left out of the call when not given)).
     """
 
+class B12xMoEWrapper:
+    """The b12x NVFP4 MoE as an object (FlashInfer's ``B12xMoEWrapper``, 0.6.9+; SM120 / SM121,
+    needs ``nvidia-cutlass-dsl`` at the release's minimum): a subclass of the installed
+    class whose ``__init__`` and ``run`` have one frozen signature on every release.
+
+    A subclass of the installed ``flashinfer.fused_moe.cute_dsl.b12x_moe.B12xMoEWrapper``
+    (``isinstance`` with it holds), built when the name is first accessed; flashinfer-python
+    0.6.9 and later.
+
+    fi_compat's methods, the same on every release:
+
+    * ``__init__``, ``run``: the frozen signatures below; each checks its arguments, drops
+      or refuses each parameter a release lacks as its docstring lists, and calls
+      FlashInfer's own by keyword.
+
+    FlashInfer's own, inherited from the installed release's class:
+
+    * every other attribute (properties, helpers such as ``reset_workspace_buffer``, private
+      state): the installed release's, unchanged; not part of fi_compat's frozen API.
+    """
+
+    def __init__(
+        self,
+        num_experts: int,
+        top_k: int,
+        hidden_size: int,
+        intermediate_size: int,
+        *,
+        use_cuda_graph: bool = ...,
+        max_num_tokens: int = ...,
+        num_local_experts: int | None = ...,
+        expert_map: Tensor | None = ...,
+        output_dtype: Any = ...,
+        device: Any = ...,
+        activation: str = ...,
+        swiglu_alpha: float = ...,
+        swiglu_beta: float = ...,
+        swiglu_limit: float | None = ...,
+        activation_precision: str = ...,
+        quant_mode: str | None = ...,
+        source_format: str = ...,
+        shared_static_workspace: Any = ...,
+        shared_dynamic_workspace: Any = ...,
+        shared_output: Tensor | None = ...,
+    ) -> None:
+        """Configure the b12x MoE (buffers for ``use_cuda_graph`` sized by
+        ``max_num_tokens``).
+
+        ``expert_map``: flashinfer-python >=0.7.1; elsewhere dropped at None, else
+            UnsupportedParameterError.
+        ``activation``: ``'gelu_tanh'`` needs 0.6.15; ``'swigluoai_uninterleave'`` needs
+            0.6.15.
+        ``swiglu_alpha``: flashinfer-python >=0.6.15; elsewhere dropped at 1.702, else
+            UnsupportedParameterError.
+        ``swiglu_beta``: flashinfer-python >=0.6.15; elsewhere dropped at 1.0, else
+            UnsupportedParameterError.
+        ``swiglu_limit``: flashinfer-python >=0.6.15; elsewhere dropped at None, else
+            UnsupportedParameterError.
+        ``activation_precision``: flashinfer-python >=0.6.11.post1; elsewhere dropped at
+            'fp4', else UnsupportedParameterError.
+        ``quant_mode``: flashinfer-python >=0.6.11.post3; elsewhere dropped at None, else
+            UnsupportedParameterError.
+        ``source_format``: flashinfer-python >=0.6.11.post3; elsewhere dropped at
+            'modelopt', else UnsupportedParameterError.
+        ``shared_static_workspace``: flashinfer-python >=0.7.0; elsewhere dropped at None,
+            else UnsupportedParameterError.
+        ``shared_dynamic_workspace``: flashinfer-python >=0.7.0; elsewhere dropped at None,
+            else UnsupportedParameterError.
+        ``shared_output``: flashinfer-python >=0.7.0; elsewhere dropped at None, else
+            UnsupportedParameterError.
+        """
+
+    def run(
+        self,
+        x: Tensor,
+        w1_weight: Tensor,
+        w1_weight_sf: Tensor,
+        w2_weight: Tensor,
+        w2_weight_sf: Tensor,
+        token_selected_experts: Tensor,
+        token_final_scales: Tensor,
+        *,
+        w1_alpha: Tensor,
+        w2_alpha: Tensor,
+        fc2_input_scale: Tensor | None = ...,
+        input_global_scale: Tensor | None = ...,
+    ) -> Tensor:
+        """Run the configured b12x MoE on ``x``; returns the ``[tokens, hidden]`` output.
+
+        ``fc2_input_scale``: ``None`` needs 0.6.11.post1.
+        ``input_global_scale``: flashinfer-python >=0.6.17; elsewhere dropped at None, else
+            UnsupportedParameterError.
+        """
+
+    def __getattr__(self, name: str) -> Any:
+        """FlashInfer's other attributes: the installed release's, not fi_compat's API."""
+
 class CuteDslMoEWrapper:
     """The CuTe-DSL NVFP4 MoE as an object (FlashInfer's ``CuteDslMoEWrapper``, 0.6.4+; SM10x,
     needs ``nvidia-cutlass-dsl``): a subclass of the installed class whose ``__init__`` and
@@ -343,10 +496,16 @@ class _Written:
     return; the other names as here.
     """
 
+    class B12xMoEWrapper(B12xMoEWrapper):
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+        def run(self, *args: Any, **kwargs: Any) -> Tensor: ...
+
     class CuteDslMoEWrapper(CuteDslMoEWrapper):
         def __init__(self, *args: Any, **kwargs: Any) -> None: ...
         def run(self, *args: Any, **kwargs: Any) -> Tensor: ...
 
+    @staticmethod
+    def b12x_fused_moe(*args: Any, **kwargs: Any) -> Tensor: ...
     @staticmethod
     def convert_sf_to_mma_layout(*args: Any, **kwargs: Any) -> Tensor: ...
     @staticmethod

@@ -30,6 +30,7 @@ from support.spy import BindSpy, snapshot_signature, stub
 
 DEC, PAGED, RAGGED = dec_tables.CLASS, pre_tables.PAGED, pre_tables.RAGGED
 CAS, MLA = cas_tables.CLASS, mla_tables.CLASS
+SDEC, SPRE = cas_tables.SHARED_DECODE, cas_tables.SHARED_PREFILL
 OLD_MLA = dec_tables.MLA_CLASS
 GRAPH = dec_tables.GRAPH_CLASS
 
@@ -60,6 +61,24 @@ ENTRIES: dict[str, tuple[EntryPoint, Any]] = {
     f"{CAS}.__init__": (cas_tables.METHODS["__init__"], cascade._init),
     f"{CAS}.plan": (cas_tables.METHODS["plan"], cascade._plan),
     f"{CAS}.run": (cas_tables.METHODS["run"], cascade._run),
+    f"{SDEC}.__init__": (cas_tables.SHARED_DECODE_METHODS["__init__"], cascade._shared_init),
+    f"{SDEC}.begin_forward": (
+        cas_tables.SHARED_DECODE_METHODS["begin_forward"],
+        cascade._shared_decode_begin_forward,
+    ),
+    f"{SDEC}.forward": (
+        cas_tables.SHARED_DECODE_METHODS["forward"],
+        cascade._shared_decode_forward,
+    ),
+    f"{SPRE}.__init__": (cas_tables.SHARED_PREFILL_METHODS["__init__"], cascade._shared_init),
+    f"{SPRE}.begin_forward": (
+        cas_tables.SHARED_PREFILL_METHODS["begin_forward"],
+        cascade._shared_prefill_begin_forward,
+    ),
+    f"{SPRE}.forward": (
+        cas_tables.SHARED_PREFILL_METHODS["forward"],
+        cascade._shared_prefill_forward,
+    ),
     f"{MLA}.__init__": (mla_tables.METHODS["__init__"], mla._init),
     f"{MLA}.plan": (mla_tables.METHODS["plan"], mla._plan),
     f"{MLA}.run": (mla_tables.METHODS["run"], mla._run),
@@ -144,6 +163,8 @@ class AttnSpy(BindSpy):
             return a["v"][:, 0].clone(), a["s"][:, 0].clone()
         elif "q" not in a:
             return None  # __init__ / plan
+        elif "unique_kv_cache" in a:  # the shared-prefix forward: out like q
+            return torch.zeros_like(a["q"])
         else:
             q, v = a["q"], a.get("v")
         if v is None:
@@ -311,6 +332,40 @@ def args(key: str) -> dict[str, Any]:
         return dict(zip(names, (*vals, _t(5, 8, dtype=torch.float32, seed=1)), strict=True))
     if key == "merge_states":
         return {"v": _t(5, 3, 8, 64), "s": _t(5, 3, 8, dtype=torch.float32)}
+    if key in (f"{SDEC}.__init__", f"{SPRE}.__init__"):
+        return {"float_workspace_buffer": torch.empty(64, dtype=torch.uint8), "kv_layout": "HND"}
+    if key == f"{SDEC}.begin_forward":
+        return {
+            "unique_kv_indptr": _i(0, 2, 3),
+            "unique_kv_indices": _i(0, 1, 2),
+            "unique_kv_last_page_len": _i(3, 4),
+            "num_qo_heads": 8,
+            "num_kv_heads": 2,
+            "head_dim": 64,
+            "page_size": 16,
+            "data_type": bf,
+        }
+    if key == f"{SPRE}.begin_forward":
+        return {
+            "qo_indptr": _i(0, 3, 5),
+            "paged_kv_indptr": _i(0, 2, 3),
+            "paged_kv_indices": _i(0, 1, 2),
+            "paged_kv_last_page_len": _i(3, 4),
+            "num_qo_heads": 8,
+            "num_kv_heads": 2,
+            "head_dim": 64,
+            "page_size": 16,
+        }
+    if key in (f"{SDEC}.forward", f"{SPRE}.forward"):
+        out = {
+            "q": _t(2, 8, 64) if key.startswith(SDEC) else _t(5, 8, 64),
+            "k_shared": _t(12, 2, 64, seed=1),
+            "v_shared": _t(12, 2, 64, seed=2),
+            "unique_kv_cache": _t(4, 2, 16, 2, 64, seed=3),
+        }
+        if key.startswith(SPRE):
+            out.update(causal=True, use_fp16_qk_reduction=True, sm_scale=0.125, rope_theta=5e5)
+        return out
     if key == f"{GRAPH}.__init__":
         return {
             "workspace_buffer": torch.empty(64, dtype=torch.uint8),

@@ -46,6 +46,20 @@ Read from the released sources (``_snapshots/cute_dsl.*.json``,
   CUDA-graph buffers until 0.6.13, ``Optional`` and ignored from 0.6.14
   (:class:`MaxNumTokens`); ``run`` gained ``per_token_scale`` (0.6.16) and
   ``nvfp4_4over6`` (0.7.4), keyword-only.
+* ``b12x_fused_moe`` / ``B12xMoEWrapper`` (0.6.9+, ``fused_moe/cute_dsl/b12x_moe.py``):
+  the SM120 / SM121 NVFP4 MoE (``@supported_compute_capability([120, 121])`` on every
+  release).  The module imports ``cutlass`` only inside the call (``blackwell_sm12x``), and
+  ``flashinfer.fused_moe`` exports the names only ``if is_cute_dsl_available()``: fi_compat
+  imports the defining module and checks ``nvidia-cutlass-dsl`` at the release's own
+  minimum (its ``Requires-Dist``: >=4.4.2 0.6.9-0.6.10.post1, >=4.5.0 0.6.11-0.6.17,
+  >=4.6.2a0 0.6.18-0.7.2.post1, >=4.8.0 0.7.4) once at the first call, by an
+  :class:`OptionalDependency` with ``minimum``.  History, all keyword-only and appended:
+  ``activation_precision`` 0.6.11.post1 (``"fp4"`` the only precision before),
+  ``fc2_input_scale`` optional from 0.6.11.post1 (required before: ``None`` refused
+  there), ``quant_mode`` / ``source_format`` 0.6.11.post3, ``swiglu_*`` and the
+  activations ``"gelu_tanh"`` / ``"swigluoai_uninterleave"`` 0.6.15,
+  ``input_global_scale`` 0.6.17 (``b12x_fused_moe``, ``run``), ``shared_*`` workspaces
+  0.7.0 (``__init__``), ``expert_map`` 0.7.1.
 """
 
 from __future__ import annotations
@@ -362,6 +376,120 @@ METHODS: dict[str, EntryPoint] = {
     ),
 }
 
+
+# -- b12x_fused_moe / B12xMoEWrapper (SM12x) ---------------------------------------------
+
+B12X_MODULE = "flashinfer.fused_moe.cute_dsl.b12x_moe"
+B12X_CLASS = "B12xMoEWrapper"
+
+_B12X_NOTE = "the b12x kernels import cutlass when they launch (blackwell_sm12x)"
+# the release's unconditional Requires-Dist (METADATA of each wheel); the extras that
+# install it: cu12 / cu13 from 0.6.8, b12x from 0.7.2
+_B12X_DSL: tuple[OptionalDependency, ...] = tuple(
+    OptionalDependency(
+        VersionRange(lo, hi), "cutlass", "nvidia-cutlass-dsl", extras, _B12X_NOTE, minimum
+    )
+    for lo, hi, minimum, extras in (
+        ("0.6.9", "0.6.11", "4.4.2", ("cu12", "cu13")),
+        ("0.6.11", "0.6.18", "4.5.0", ("cu12", "cu13")),
+        ("0.6.18", "0.7.2", "4.6.2a0", ("cu12", "cu13")),
+        ("0.7.2", "0.7.4", "4.6.2a0", ("b12x", "cu12", "cu13")),
+        ("0.7.4", None, "4.8.0", ("b12x", "cu12", "cu13")),
+    )
+)
+
+
+def _sm12x(pl: Placement, cc: tuple[int, int]) -> str | None:
+    """``@supported_compute_capability([120, 121])`` of every release 0.6.9-0.7.4."""
+    if cc in ((12, 0), (12, 1)):
+        return None
+    return (
+        "the b12x MoE kernels are built for SM120 / SM121 only (supported_compute_capability"
+        "([120, 121]), fused_moe/cute_dsl/b12x_moe.py of every release). Fix: the CuTe-DSL "
+        "MoE (cute_dsl_fused_moe_nvfp4) or the TRT-LLM / CUTLASS MoE on other GPUs"
+    )
+
+
+_B12X_ACTIVATION = Param(
+    "activation",
+    value_since={"gelu_tanh": "0.6.15", "swigluoai_uninterleave": "0.6.15"},
+    note='"silu" (gated) or "relu2"; "gelu_tanh" and "swigluoai_uninterleave" from 0.6.15',
+    ref="0.6.15 b12x_moe.py",
+)
+_FC2_SCALE = Param(
+    "fc2_input_scale",
+    value_since={None: "0.6.11.post1"},
+    note="required (a tensor) before 0.6.11.post1",
+    ref="0.6.11.post1 Optional[torch.Tensor] = None",
+)
+_B12X_TENSORS = {
+    "x": Tensor("tokens hidden"),
+    "token_selected_experts": Tensor("tokens top_k"),
+    "token_final_scales": Tensor("tokens top_k"),
+}
+_B12X_COMMON = (
+    Param("activation_precision", ref="0.6.11.post1"),
+    Param("quant_mode", ref="0.6.11.post3"),
+    Param("source_format", ref="0.6.11.post3"),
+    Param("swiglu_alpha", ref="0.6.15"),
+    Param("swiglu_beta", ref="0.6.15"),
+    Param("swiglu_limit", ref="0.6.15"),
+    Param("expert_map", ref="0.7.1"),
+)
+
+B12X = EntryPoint(
+    facade=_FACADE,
+    name="b12x_fused_moe",
+    module=B12X_MODULE,
+    params=(
+        _FC2_SCALE,
+        _B12X_ACTIVATION,
+        Param("input_global_scale", ref="0.6.17"),
+        *_B12X_COMMON,
+    ),
+    contracts=_B12X_TENSORS,
+    devices=_sm12x,
+    feature="cute_dsl",
+    matrix_note="CuTe-DSL kernel, SM120/SM121 only; needs nvidia-cutlass-dsl",
+    optional_deps=_B12X_DSL,
+)
+
+
+def _b12x_method(name: str, params: tuple[Param, ...], **kw: Any) -> EntryPoint:
+    return EntryPoint(
+        facade=_FACADE,
+        name=f"{B12X_CLASS}.{name}",
+        module=B12X_MODULE,
+        attr=f"{B12X_CLASS}.{name}",
+        receiver="self",
+        params=params,
+        feature="cute_dsl",
+        matrix_note="CuTe-DSL kernel, SM120/SM121 only; needs nvidia-cutlass-dsl",
+        optional_deps=_B12X_DSL,
+        **kw,
+    )
+
+
+B12X_METHODS: dict[str, EntryPoint] = {
+    "__init__": _b12x_method(
+        "__init__",
+        (
+            _B12X_ACTIVATION,
+            *_B12X_COMMON,
+            Param("shared_static_workspace", ref="0.7.0"),
+            Param("shared_dynamic_workspace", ref="0.7.0"),
+            Param("shared_output", ref="0.7.0"),
+        ),
+    ),
+    "run": _b12x_method(
+        "run",
+        (_FC2_SCALE, Param("input_global_scale", ref="0.6.17")),
+        contracts=_B12X_TENSORS,
+        devices=_sm12x,
+        lean=True,
+    ),
+}
+
 SPECS: dict[str, EntryPoint] = {
     e.name: e
     for e in (
@@ -371,6 +499,7 @@ SPECS: dict[str, EntryPoint] = {
         _SILU_QUANT,
         _BATCHED_QUANT,
         _FUSED_MOE,
+        B12X,
     )
 }
-ENTRIES = [*SPECS.values(), *METHODS.values()]
+ENTRIES = [*SPECS.values(), *METHODS.values(), *B12X_METHODS.values()]

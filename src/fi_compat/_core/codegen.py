@@ -363,6 +363,18 @@ def build(adapter: Adapter, stub: FunctionType) -> Callable[..., Any]:
             return [f"    {general}"]
         body = [f"    if {star}:", f"        raise _adapter.too_many_positional({star})"]
         body += [f"    _o_{n} = {n}" for n in kept]
+        # a default this release does not accept (a value_since row for the stub's own
+        # default: an argument optional only from a later release) is tested before the
+        # tiers, which take defaults as accepted
+        for n in adapter.restricted:
+            pl = adapter.placement
+            assert pl is not None
+            vs = {v: s for v, s in e.params[n].value_since.items() if not at_least(pl, s)}
+            d = e.params[n].default
+            if type(d) in SIMPLE and d in vs:
+                ns[f"_VS_{n}"], ns["_SIMPLE"] = vs, SIMPLE
+                body.append(f"    if type({n}) in _SIMPLE and {n} in _VS_{n}:")
+                body.append(f"        {general_kept}")
         # what runs before the tiers (metadata checks, device check, normalisers, casts)
         # raises nothing of its own: any failure there goes to the general path, which
         # runs the reference's checks in the reference's order (the same error)

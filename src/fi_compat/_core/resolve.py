@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .adapter import Adapter
+    from .table import OptionalDependency
 
 MODULE_PACKAGES = {
     "cutlass": "nvidia-cutlass-dsl",
@@ -103,6 +104,11 @@ def import_target(a: Adapter) -> Callable[..., Any]:
 
     e = a.entry
     rel = a.release
+    pl = a.placement
+    if pl is not None:  # the requirements the module imports only inside the call
+        for dep in e.optional_deps:
+            if dep.minimum is not None and dep.range.contains(pl):
+                check_requirement(a, dep)
     try:
         mod = importlib.import_module(e.module)
     except ImportError as exc:
@@ -132,6 +138,35 @@ def import_target(a: Adapter) -> Callable[..., Any]:
             f"{e.module}.{attr} does not exist in flashinfer-python {rel}"
         ) from exc
     return obj  # type: ignore[no-any-return]
+
+
+def check_requirement(a: Adapter, dep: OptionalDependency) -> None:
+    """``dep.package>=dep.minimum`` installed (its module found, its metadata's version
+    at least the minimum; nothing imported), else ``OptionalDependencyMissingError``
+    naming both.  A module found without metadata (on ``PYTHONPATH``, vendored) or with
+    an unparseable version passes (:func:`fi_compat._requirements._satisfies`)."""
+    import importlib.util
+
+    from .._requirements import _installed_version, _satisfies
+
+    assert dep.minimum is not None
+    spec = f">={dep.minimum}"
+    try:
+        found = importlib.util.find_spec(dep.module) is not None
+    except (ImportError, ValueError):
+        found = False
+    version = _installed_version(dep.package)
+    if found and _satisfies(version, spec):
+        return
+    have = f"{version} is installed" if found and version else "it is not installed"
+    extras = " or ".join(f"'flashinfer-python[{x}]=={a.release}'" for x in dep.extras)
+    fix = f"pip install '{dep.package}{spec}'" + (f" (or {extras})" if extras else "")
+    raise errors.OptionalDependencyMissingError(
+        f"{a.entry.dotted} on flashinfer-python {a.release} needs {dep.package}{spec} "
+        f"({dep.note}); {have}. Fix: {fix}",
+        package=dep.package,
+        extra=dep.extras[0] if dep.extras else None,
+    )
 
 
 def _missing_module(exc: BaseException) -> str | None:

@@ -451,18 +451,32 @@ class ResultHook:
 class OptionalDependency:
     """An optional package a FlashInfer module imports unguarded from some release on;
     ``extras``: the ``flashinfer-python[extra]`` names that install it on those releases
-    (``()`` where the release's metadata has none: the fix names the package itself)."""
+    (``()`` where the release's metadata has none: the fix names the package itself).
 
-    __slots__ = ("range", "module", "package", "extras", "note")
+    ``minimum`` (a version): the release needs ``package>=minimum`` and imports it only
+    inside the call (``flashinfer.fused_moe.cute_dsl.b12x_moe`` imports ``cutlass`` at
+    the launch), so the import alone proves nothing: the generated code checks, once at
+    resolution (the first call), that ``module`` is importable and the installed
+    distribution (its metadata, nothing imported) is at least ``minimum``, and raises
+    ``OptionalDependencyMissingError`` naming the package and the version otherwise."""
+
+    __slots__ = ("range", "module", "package", "extras", "note", "minimum")
 
     def __init__(
-        self, range: VersionRange, module: str, package: str, extras: tuple[str, ...], note: str
+        self,
+        range: VersionRange,
+        module: str,
+        package: str,
+        extras: tuple[str, ...],
+        note: str,
+        minimum: str | None = None,
     ) -> None:
         self.range = range
         self.module = module
         self.package = package
         self.extras = extras
         self.note = note
+        self.minimum = minimum
 
 
 class EntryPoint:
