@@ -515,16 +515,17 @@ def supports_trtllm_attention(
 
 
 def supports_xqa_decode(*, capability: object = None, release: str | None = None) -> Support:
-    """XQA decode (``flashinfer.decode.xqa*``): SM90 and the SM12x family, from 0.5.0 (the
-    0.3.0-0.4.x ``xqa`` was a different, low-level API)."""
+    """XQA decode (``flashinfer.decode.xqa*``): compute-capability majors 9, 10 and 12, from
+    0.5.0 (``xqa.py`` asserts ``major in [9, 10, 12]`` in 0.5.0-0.7.4; the 0.3.0-0.4.x ``xqa``
+    was a different, low-level API).  NVFP4 KV needs SM12x (0.6.7+ ``xqa.py`` assert)."""
     feature = "attention.xqa"
     cc = _resolve_cc(capability)
     pl = _placement(release)
     reasons: list[str] = []
     ok, fix, found = _common(feature, cc, pl, reasons)
-    if cc is not None and not (cc[0] == 9 or cc[0] == 12):
+    if cc is not None and cc[0] not in (9, 10, 12):
         ok = False
-        reasons.append(f"XQA decode serves SM90 and SM12x, not SM{cc[0]}{cc[1]}")
+        reasons.append(f"XQA decode serves SM9x, SM10x and SM12x, not SM{cc[0]}{cc[1]}")
     if pl is not None and not at_least(pl, "0.5.0"):
         ok = False
         reasons.append("the xqa API of this form exists from flashinfer-python 0.5.0")

@@ -173,3 +173,9 @@ def chunk_gated_delta_rule(
 
 
 lazy_facades(globals(), [SPEC])
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

@@ -111,3 +111,9 @@ def get_seq_lens(
 
 
 lazy_facades(globals(), SPECS.values())
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

@@ -206,3 +206,9 @@ def mla_rope_quantize_fp8(
 
 
 lazy_facades(globals(), [*SPECS.values(), *MLA_SPECS.values()])
+
+# FlashInfer's other names and submodules of this module resolve here too, as the same
+# objects (generated data: fi_compat._locations; see fi_compat._locate)
+from ._locate import install as _install_locations  # noqa: E402
+
+_install_locations(globals())

@@ -38,7 +38,7 @@ from fi_compat._core.classes import WrapperClass
 from fi_compat._core.table import _split_top, parse_kind
 from fi_compat._facades import FACADES, entry_points
 from fi_compat.detection import Distribution
-from fi_compat.registry import KNOWN_RELEASES
+from fi_compat.registry import KNOWN_RELEASES, at_least, place
 from support.spy import default_value
 
 ENTRIES: dict[str, EntryPoint] = {e.dotted: e for e in entry_points()}
@@ -206,8 +206,15 @@ def test_parameters_left_out_at_their_default_mean_the_release_default(dotted: s
             src = defaults.get(rname)
             if src is None:
                 # required there: a normaliser of this release must refuse the default
-                # (``FlatPlanRequired``: optional only from 0.7.0)
-                if not any(name in args for args, _outs, _fn in a.normalizers):
+                # (``FlatPlanRequired``: optional only from 0.7.0), or a value_since row
+                # that this release predates (the generated fast path tests it)
+                since = (
+                    p.value_since.get(p.default)
+                    if p.default is not None or None in p.value_since
+                    else None
+                )
+                refused = since is not None and not at_least(place(release), since)
+                if not refused and not any(name in args for args, _outs, _fn in a.normalizers):
                     problems.append(f"{release}: {name} is left out, but {rname} is required")
                 continue
             if p.hint:

@@ -22,6 +22,7 @@ sel() {  # group -> pytest arguments
     mamba) echo "tests/gpu/test_mamba_gpu.py";;
     topk) echo "tests/gpu/test_topk_gpu.py -o faulthandler_timeout=240";;
     mlah) echo "tests/gpu/test_mla_helpers_gpu.py";;
+    attnk) echo "tests/gpu/test_attn_kernels_gpu.py";;
     *) echo "";;
   esac
 }
@@ -38,7 +39,7 @@ for spec in "$@"; do
       source /tmp/fienv-$v.sh; cd /tmp/repo-$v
       export FI_COMPAT_GPU_REPORT=/tmp/res/$g-$v.jsonl
       echo start \$(date -u +%T) > /tmp/res/$g-$v.log
-      eval python3 -m pytest -m gpu -q -p no:cacheprovider -rA $args --junitxml=/tmp/res/$g-$v.xml >> /tmp/res/$g-$v.log 2>&1
+      python3 -m pytest -m gpu -q -p no:cacheprovider -rA $args --junitxml=/tmp/res/$g-$v.xml >> /tmp/res/$g-$v.log 2>&1
       echo rc=\$? end \$(date -u +%T) >> /tmp/res/$g-$v.log
       rm -f /tmp/res/running-$v-$g
     " > /dev/null 2>&1 < /dev/null &
