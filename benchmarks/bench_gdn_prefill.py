@@ -116,6 +116,11 @@ def side_by_side(
     for _ in range(5):  # interleave to cancel drift
         direct_s += bench(launch, args, batches // 5, per)
         fi_s += bench(facade, args, batches // 5, per)
+    # the metadata check alone (the generated code's ``_validate``), same arguments
+    check = facade.adapter.entry.validate
+    q, k, v, g, beta, _, h0, _, cu = args
+    check_args = (q, k, v, g, beta, cu, h0, None, None)
+    check_s = bench(check, check_args, batches // 5, per)
     lean_s: list[float] = []
     facade.adapter.set_validation(False)
     for _ in range(5):
@@ -133,6 +138,7 @@ def side_by_side(
         "added_p90_ns": round(q(fi_s, n=10)[-1] - q(direct_s, n=10)[-1], 1),
         "ratio": round(p50f / p50d, 2),
         "added_p50_ns_without_checks": round(p50l - p50d, 1),
+        "check_only_p50_ns": round(statistics.median(check_s), 1),
     }
 
 
@@ -300,9 +306,17 @@ def main() -> int:
         choices=("float32", "bfloat16", "float8_e4m3fn", "float8_e5m2"),
         help="state-pool dtype(s) (default: float32, bfloat16, float8_e4m3fn)",
     )
+    ap.add_argument(
+        "--device",
+        action="append",
+        choices=("cpu", "cuda"),
+        help="where the per-call table's tensors live; twice (cpu, cuda) compares the "
+        "two in one process (default: cuda if present, else cpu)",
+    )
     a = ap.parse_args()
     releases = a.release or ["0.6.7", "0.6.18", "0.7.4"]
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    devices = a.device or ["cuda" if torch.cuda.is_available() else "cpu"]
+    device = devices[-1]  # the pool table, the op count, torch.compile
     res: dict[str, Any] = {
         "device": device,
         "python": sys.version.split()[0],
@@ -340,20 +354,23 @@ def main() -> int:
             Path(a.json).write_text(json.dumps(res, indent=1) + "\n")
         return 0
     print(
-        f"{'release':12s} {'cu_seqlens':10s} {'direct':>9s} {'fi_compat':>10s} "
-        f"{'added p50':>10s} {'added p90':>10s} {'ratio':>6s} {'no checks':>10s}"
+        f"{'release':12s} {'tensors':7s} {'cu_seqlens':10s} {'direct':>9s} {'fi_compat':>10s} "
+        f"{'added p50':>10s} {'added p90':>10s} {'ratio':>6s} {'no checks':>10s} "
+        f"{'check':>8s}"
     )
-    for rel in releases:
+    for rel, dev in itertools.product(releases, devices):
         for cu in (torch.int32, torch.int64):
-            r = side_by_side(rel, device, cu, a.batches, a.per)
+            r = side_by_side(rel, dev, cu, a.batches, a.per)
+            r["device"] = dev
             res["per_call"].append(r)
             print(
-                f"{rel:12s} {r['cu_seqlens']:10s} {r['direct_p50_ns']:8.0f}n "
+                f"{rel:12s} {dev:7s} {r['cu_seqlens']:10s} {r['direct_p50_ns']:8.0f}n "
                 f"{r['fi_compat_p50_ns']:9.0f}n {r['added_p50_ns']:9.0f}n "
                 f"{r['added_p90_ns']:9.0f}n {r['ratio']:6.2f} "
-                f"{r['added_p50_ns_without_checks']:9.0f}n"
+                f"{r['added_p50_ns_without_checks']:9.0f}n {r['check_only_p50_ns']:7.0f}n"
             )
-            res["extra_ops"][f"{rel}/{r['cu_seqlens']}"] = extra_ops(rel, device, cu)
+            ops = extra_ops(rel, dev, cu)
+            res["extra_ops"][f"{rel}/{dev}/{r['cu_seqlens']}"] = ops
     print("aten ops dispatched by fi_compat per call (0 = no extra tensors):")
     for k, ops in res["extra_ops"].items():
         print(f"  {k:18s} {len(ops)} {ops}")

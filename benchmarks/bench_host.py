@@ -542,6 +542,31 @@ TARGETS = {
 }
 
 
+def aten_ops(case: Case) -> dict[str, list[str]]:
+    """The aten ops each arm of ``case`` dispatches in one warm call: the facade's
+    (checks on / off) minus nothing; the direct call dispatches none (a stand-in)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops: list[str] = []
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kw: Any = None) -> Any:
+            self.ops.append(str(func))
+            return func(*args, **(kw or {}))
+
+    out: dict[str, list[str]] = {}
+    for arm, mode in (("on", True), ("off", False)):
+        case.adapter.set_validation(mode)
+        case.call()  # warm
+        with Count() as c:
+            case.call()
+        out[arm] = c.ops
+    case.adapter.set_validation(True)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--release", action="append", help=f"default: {', '.join(RELEASES)}")
@@ -550,7 +575,23 @@ def main() -> int:
     ap.add_argument("--per", type=int, default=400)
     ap.add_argument("--quick", action="store_true", help="16 batches of 200 (noisier)")
     ap.add_argument("--json")
+    ap.add_argument(
+        "--ops",
+        action="store_true",
+        help="instead of timing, print the aten ops each facade call dispatches "
+        "(tensors it creates, copies, host reads) as JSON",
+    )
     o = ap.parse_args()
+    if o.ops:
+        found = {
+            f"{rel} {c.name}": aten_ops(c)
+            for rel in o.release or RELEASES
+            for fam, build in FAMILIES.items()
+            if not o.family or fam in o.family
+            for c in build(rel)
+        }
+        print(json.dumps(found, indent=1))
+        return 0
     if o.quick:
         o.batches, o.per = 16, 200
     rows: list[dict[str, Any]] = []

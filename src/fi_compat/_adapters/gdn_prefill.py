@@ -380,12 +380,18 @@ _POOL_NATIVE = (
 )
 
 
+_POOL_MAJORS: dict[str, frozenset[int]] = {}  # release -> its _POOL_NATIVE majors
+
+
 def _pool_native(adapter: Adapter, q: Any) -> bool:
-    pl = adapter.placement
-    majors: frozenset[int] = frozenset()
-    for since, m in _POOL_NATIVE:
-        if pl is not None and at_least(pl, since):
-            majors = m
+    majors = _POOL_MAJORS.get(adapter.release)
+    if majors is None:
+        pl = adapter.placement
+        majors = frozenset()
+        for since, m in _POOL_NATIVE:
+            if pl is not None and at_least(pl, since):
+                majors = m
+        _POOL_MAJORS[adapter.release] = majors
     if not majors:
         return False
     cc = capability(q.device)

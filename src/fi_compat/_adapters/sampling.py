@@ -183,9 +183,38 @@ def _diagnose(
     raise InvalidArgumentError(f"{where}: invalid arguments")  # pragma: no cover
 
 
+_U64 = 2**64
+
+
 def check_seed(where: str, first: str, x: Any, batch: int, seed: Any, offset: Any) -> None:
     """``seed`` / ``offset``: both or neither; ints in ``[0, 2**64)`` or 1-D int64/uint64
-    tensors of length 1 or ``batch`` on ``x``'s device (0.6.4's rules, every release)."""
+    tensors of length 1 or ``batch`` on ``x``'s device (0.6.4's rules, every release).
+    The common calls pass in the first lines (each attribute read once); anything else
+    is diagnosed by :func:`_seed_problem`."""
+    if type(seed) is int and type(offset) is int:
+        if 0 <= seed < _U64 and 0 <= offset < _U64:
+            return
+    elif seed is not None and offset is not None:
+        try:
+            d, sd, od = x.get_device(), seed.dtype, offset.dtype
+            if (
+                sd in _SEED
+                and od in _SEED
+                and seed.dim() == 1
+                and offset.dim() == 1
+                and seed.shape[0] in (1, batch)
+                and offset.shape[0] in (1, batch)
+                and seed.get_device() == d
+                and offset.get_device() == d
+            ):
+                return
+        except AttributeError:
+            pass
+    _seed_problem(where, first, x, batch, seed, offset)
+
+
+def _seed_problem(where: str, first: str, x: Any, batch: int, seed: Any, offset: Any) -> None:
+    """The slow path of :func:`check_seed`: find the problem and raise its error."""
     import torch
 
     if (seed is None) != (offset is None):
