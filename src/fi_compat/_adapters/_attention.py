@@ -272,6 +272,7 @@ class CallerBuffers(Emulation):
     given ``lse`` is written also with ``return_lse=False`` (then not returned)."""
 
     name = "caller_buffers"
+    reads = ("lse", "out")
     params = ("out", "lse")
     boundaries = ("0.2.1.post2",)
 

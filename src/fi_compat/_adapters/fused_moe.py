@@ -77,6 +77,7 @@ class LegacyGatedAct(Emulation):
     caller that still spells it the old way never gets ActivationType 0 (Gelu)."""
 
     name = "legacy_gated_act"
+    reads = ("gated_act_type",)
     params = ("gated_act_type",)
 
     def needed(self, adapter: Adapter, kw: dict[str, Any]) -> bool:

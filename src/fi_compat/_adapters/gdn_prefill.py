@@ -416,6 +416,7 @@ class StatePool(Emulation):
     """
 
     name = "state_pool"
+    reads = ("cu_seqlens", "output_final_state", "output_state", "q", "state_indices")
     params = ("state_indices",)
     boundaries = tuple(s for s, _ in _POOL_NATIVE)
 
@@ -438,18 +439,19 @@ class StatePool(Emulation):
     def check(self, adapter: Adapter, kw: dict[str, Any]) -> None:
         """The pool's consistency, before any call, emulated or native (the native
         releases raise ValueError inside FlashInfer for the same mistakes)."""
-        where = f"fi_compat.gdn_prefill.{NAME}"
         idx = kw["state_indices"]
         num_seqs = kw["cu_seqlens"].shape[0] - 1
-        if idx.dim() != 1 or idx.shape[0] != num_seqs or idx.dtype not in _INT:
+        if idx.dtype not in _INT or idx.dim() != 1 or idx.shape[0] != num_seqs:
             raise InvalidArgumentError(
-                f"{where}: state_indices must be an integer tensor of shape ({num_seqs},) "
-                f"(one pool row per sequence), got {tuple(idx.shape)} {idx.dtype}"
+                f"fi_compat.gdn_prefill.{NAME}: state_indices must be an integer tensor of "
+                f"shape ({num_seqs},) (one pool row per sequence), got {tuple(idx.shape)} "
+                f"{idx.dtype}"
             )
         if kw["output_final_state"] and kw["output_state"] is None:
             raise MissingArgumentError(
-                f"{where}: state_indices with output_final_state=True needs the output_state "
-                f"pool ([N_pool, H, V, K]) to write into (as FlashInfer >=0.6.16 requires)"
+                f"fi_compat.gdn_prefill.{NAME}: state_indices with output_final_state=True "
+                f"needs the output_state pool ([N_pool, H, V, K]) to write into (as "
+                f"FlashInfer >=0.6.16 requires)"
             )
 
     def before(self, adapter: Adapter, kw: dict[str, Any]) -> object:
@@ -529,6 +531,7 @@ class QkL2Norm(Emulation):
     """
 
     name = "qk_l2norm"
+    reads = ("use_qk_l2norm_in_kernel",)
     params = ("use_qk_l2norm_in_kernel",)
     boundaries = ("0.7.1",)
 
@@ -578,6 +581,7 @@ class PoolWithoutAutoCP(Emulation):
     """
 
     name = "pool_without_auto_cp"
+    reads = ("q", "state_indices", "use_cp")
     params = ("use_cp",)
     guard_params = ("state_indices",)  # needed at use_cp's default "auto"
     boundaries = ("0.6.16", "0.6.18")
@@ -746,6 +750,7 @@ class EmptySequences(Emulation):
     """
 
     name = "empty_sequences"
+    reads = ("cu_seqlens_cpu", "q")
     params = ("cu_seqlens_cpu",)
     boundaries = ("0.6.14",)
 

@@ -101,6 +101,7 @@ class LseBaseE(Emulation):
     after storing it (bit-identical)."""
 
     name = "lse_base_e"
+    reads = ("return_lse_base_on_e",)
     params = ("return_lse_base_on_e",)
     boundaries = ("0.5.3",)
 

@@ -129,6 +129,7 @@ class Rows3D(Emulation):
     (a view where the heads are contiguous, else a copy), written into ``out``."""
 
     name = "rows_3d"
+    reads = ("input",)
     params = ("input",)
     boundaries = ("0.4.0",)
 
@@ -384,6 +385,7 @@ class SfPadding(Emulation):
     same bytes as 0.7.4's.  Nothing runs when nothing is padded."""
 
     name = "sf_padding"
+    reads = ("block_size", "input", "is_sf_swizzled_layout")
     params = ("is_sf_swizzled_layout",)
     boundaries = ("0.7.4",)
 

@@ -58,13 +58,14 @@ def _prepare() -> None:
 
 
 _INDEX = Tensor("_", dtypes=INDEX)
+_APPEND = f"{FACADE}.append_paged_kv_cache"
 
 
 def _check_cache(key: Any, *rest: Any) -> None:
     """The hook after the contract: ``paged_kv_cache`` (the last argument) is one 4-/5-D
     tensor or a ``(k, v)`` pair of 4-D ones, of ``append_key``'s dtype and device (no
     release checks the dtype: the kernel reinterprets the appended rows as the cache's)."""
-    where = f"{FACADE}.append_paged_kv_cache"
+    where = _APPEND
     kv = rest[-1]
     caches = kv if type(kv) is tuple else (kv,)
     for i, c in enumerate(caches):

@@ -87,6 +87,7 @@ class LseForm(Emulation):
     caller's ``lse`` buffer if given), so results are bit-identical."""
 
     name = "lse_form"
+    reads = ("lse_base", "lse_layout")
     params = ("lse_base", "lse_layout")
     boundaries = ("0.7.1",)
 

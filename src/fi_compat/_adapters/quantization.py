@@ -154,6 +154,7 @@ class InverseScale(Emulation):
     scale where the release lacks the flag (before 0.6.11) or ignores it (``cute-dsl``)."""
 
     name = "inverse_scale"
+    reads = ("backend", "global_scale", "is_global_scale_inversed")
     params = ("is_global_scale_inversed",)
     boundaries = ("0.6.11",)
 
@@ -192,6 +193,7 @@ class LinearLayout(Emulation):
     128x4 scales regardless (``is_sf_swizzled_layout=True`` hard-coded); refused there."""
 
     name = "linear_layout"
+    reads = ("do_shuffle", "sfLayout")
     params = ("sfLayout",)
     boundaries = ("0.6.7",)
 

@@ -305,6 +305,7 @@ class SeedOffset(Emulation):
     (:func:`check_seed`), on every release."""
 
     name = "seed_offset"
+    reads = ("offset", "seed")
     params = ("seed", "offset")
     boundaries = ("0.4.0", "0.6.0", "0.6.4", "0.7.2")
 

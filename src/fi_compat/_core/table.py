@@ -354,6 +354,10 @@ class Emulation:
     checks (``None``: all of ``params``); only those guard the call there.
     ``guard_params``: other parameters whose values can make it needed while its own
     are at their defaults (they join its guard; ``check`` still runs only for its own).
+    ``reads``: the arguments ``needed`` and ``check`` read (``kw["name"]`` only; they
+    then get a dict of just those, which the generated code builds in a fraction of
+    the full one's time); ``None``: they may read anything.  ``tests/static/
+    test_emulation_reads.py`` derives it from their source and compares.
     """
 
     name = ""
@@ -361,6 +365,7 @@ class Emulation:
     boundaries: tuple[str, ...] = ()
     check_params: tuple[str, ...] | None = None
     guard_params: tuple[str, ...] = ()
+    reads: tuple[str, ...] | None = None
 
     def fast_test(self, name: str) -> str | None:
         return None
