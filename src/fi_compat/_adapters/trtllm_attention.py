@@ -566,7 +566,8 @@ _DSV4_SPARSE = ((12, 0), (12, 1))  # 0.6.18 mla/_core.py:1045 is_sm120_family
 
 class Dsv4BackendByDevice(Normalizer):
     """``backend`` (0.6.18) before 0.6.18, where the kernel is chosen by the device alone:
-    0.6.12-0.6.13 always run the trtllm-gen kernels (mla/_core.py, no dispatch);
+    0.6.12-0.6.13 always run the trtllm-gen kernels (0.6.12 mla/_core.py:462-621, no
+    dispatch);
     0.6.14-0.6.17 run trtllm-gen on SM10x and the packed ``sparse`` kernels on SM12x
     (0.6.14 mla/_core.py:1011-1020 ``_resolve_dsv4_sparse_mla_backend``).  A name is
     passed on as ``"auto"`` (then dropped) where the release runs that very kernel on the
