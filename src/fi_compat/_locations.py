@@ -493,6 +493,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.fused_moe.cute_dsl": ("0.6.9", None),
         "flashinfer.fused_moe.cute_dsl.b12x_moe": ("0.6.9", None),
     },
+    "batch_decode_sparse_mla_dsv4": {
+        "flashinfer.mla": ("0.6.18", None),
+        "flashinfer.mla._core": ("0.6.18", None),
+    },
     "block_scale_interleave": {
         "flashinfer": ("0.2.13", None),
         "flashinfer.fp4_quantization": ("0.2.13", None),
@@ -1049,6 +1053,11 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     "trtllm_batch_context_with_kv_cache": {
         "flashinfer.prefill": ("0.2.9", None),
     },
+    "trtllm_batch_decode_sparse_mla_dsv4": {
+        "flashinfer.decode": ("0.6.12", None),
+        "flashinfer.mla": ("0.6.12", None),
+        "flashinfer.mla._core": ("0.6.12", None),
+    },
     "trtllm_batch_decode_with_kv_cache": {
         "flashinfer.decode": ("0.2.6", None),
     },
@@ -1150,6 +1159,7 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
 }
 ALIASES: dict[str, str] = {
     "FP4QuantizationSFLayout": "QuantizationSFLayout",
+    "batch_decode_sparse_mla_dsv4": "trtllm_batch_decode_sparse_mla_dsv4",
     "nvfp4_block_scale_interleave": "block_scale_interleave",
     "sampling_softmax": "softmax",
     "top_k_renorm_prob": "top_k_renorm_probs",
@@ -1313,6 +1323,7 @@ PROVIDERS: dict[str, str] = {
     "top_p_sampling_from_probs": "sampling",
     "trtllm_allreduce_fusion": "comm",
     "trtllm_batch_context_with_kv_cache": "prefill",
+    "trtllm_batch_decode_sparse_mla_dsv4": "decode",
     "trtllm_batch_decode_with_kv_cache": "decode",
     "trtllm_batch_decode_with_kv_cache_mla": "decode",
     "trtllm_bf16_moe": "fused_moe",

@@ -341,6 +341,73 @@ def trtllm_batch_decode_with_kv_cache_mla(
     """
 
 
+def trtllm_batch_decode_sparse_mla_dsv4(
+    query: Tensor,
+    swa_kv_cache: Tensor,
+    workspace_buffer: Tensor,
+    sparse_indices: Tensor | None = None,
+    compressed_kv_cache: Tensor | None = None,
+    sparse_topk_lens: Tensor | None = None,
+    seq_lens: Tensor | None = None,
+    out: Tensor | None = None,
+    bmm1_scale: float | Tensor = 1.0,
+    bmm2_scale: float | Tensor = 1.0,
+    sinks: Tensor | None = None,
+    kv_layout: Literal["HND", "NHD"] = "HND",
+    cum_seq_lens_q: Tensor | None = None,
+    max_q_len: int | None = None,
+    enable_pdl: bool | None = None,
+    swa_topk_lens: Tensor | None = None,
+    extra_sparse_indices: Tensor | None = None,
+    extra_sparse_topk_lens: Tensor | None = None,
+    backend: Literal["auto", "trtllm-gen", "cute-dsl", "sparse", "cake"] = "auto",
+    hca_swa_indices: Tensor | None = None,
+    hca_compressed_block_tables: Tensor | None = None,
+    hca_seq_lens: Tensor | None = None,
+    hca_is_causal: bool = True,
+    hca_use_persistent: bool = False,
+    hca_sparse_indices_format: Literal["compressed-page-aligned"] | None = None,
+    remapped_sparse_indices_buffer: Tensor | None = None,
+    sparse_indices_are_storage_offsets: bool | None = None,
+    dsv4_inv_rope_cos_sin_cache: Tensor | None = None,
+    dsv4_output_scale: Tensor | None = None,
+    sparse_topk_lens_offset: int = 0,
+    multi_ctas_kv_counter_buffer: Tensor | None = None,
+    *,
+    kv_cache_format: Literal[
+        "fp8",
+        "nvfp4",
+        "fp8_dsv41",
+        "fp8_dsv41_fp4_ca",
+        "fp8_dsv41_inline",
+        "fp8_dsv41_inline_fp4_ca",
+    ] = "fp8",
+    **kwargs: Any,
+) -> Any:
+    """DeepSeek V4 sparse MLA decode (FlashInfer's ``trtllm_batch_decode_sparse_mla_dsv4``):
+    ``query`` ``[batch, q_len, heads, 512]`` (or ``[sum_q, heads, 512]`` with
+    ``cum_seq_lens_q`` / ``max_q_len``), BF16 or FP8 E4M3, over a sliding-window pool
+    ``swa_kv_cache`` and a compressed pool ``compressed_kv_cache``.  On SM100/SM103 the
+    trtllm-gen kernels read the combined ``sparse_indices`` table (128 SWA columns, then
+    the compressed top-k) with ``sparse_topk_lens`` (including the 128) and
+    ``seq_lens``; on SM120/SM121 (0.6.14+) the packed ``sparse`` kernels read
+    ``sparse_indices`` / ``swa_topk_lens`` and, optionally, ``extra_sparse_indices`` /
+    ``extra_sparse_topk_lens`` into ``compressed_kv_cache``.  Returns ``out`` (BF16), or
+    ``(out_fp8, out_scale)`` with the RopeQuant epilogue
+    (``dsv4_inv_rope_cos_sin_cache``, 0.7.0).
+
+    Every parameter is positional up to ``multi_ctas_kv_counter_buffer``: later
+    releases only appended.  ``sparse_indices`` may be left out (``None``, the
+    ``backend="cute-dsl"`` HCA metadata path) from 0.6.18, and ``compressed_kv_cache``
+    / ``sparse_topk_lens`` / ``seq_lens`` (the SM12x path) from 0.6.14; before, they
+    are required.  Before 0.6.18 (no ``backend``) the GPU picks the kernel:
+    ``backend="trtllm-gen"`` on SM100/SM103 and ``"sparse"`` on SM120/SM121 (0.6.14+)
+    name it and are accepted there.
+
+    {release_notes}
+    """
+
+
 def _graph_init(
     self: Any,
     workspace_buffer: Tensor,

@@ -28,6 +28,7 @@ __all__ = [
     "CUDAGraphBatchDecodeWithPagedKVCacheWrapper",
     "fast_decode_plan",
     "single_decode_with_kv_cache",
+    "trtllm_batch_decode_sparse_mla_dsv4",
     "trtllm_batch_decode_with_kv_cache",
     "trtllm_batch_decode_with_kv_cache_mla",
     "xqa_batch_decode_with_kv_cache",
@@ -98,6 +99,107 @@ def single_decode_with_kv_cache(
 
     ``return_lse``: flashinfer-python >=0.2.6; elsewhere dropped at False, else
         UnsupportedParameterError (also return the base-2 LSE).
+    """
+
+def trtllm_batch_decode_sparse_mla_dsv4(
+    query: Tensor,
+    swa_kv_cache: Tensor,
+    workspace_buffer: Tensor,
+    sparse_indices: Tensor | None = ...,
+    compressed_kv_cache: Tensor | None = ...,
+    sparse_topk_lens: Tensor | None = ...,
+    seq_lens: Tensor | None = ...,
+    out: Tensor | None = ...,
+    bmm1_scale: float | Tensor = ...,
+    bmm2_scale: float | Tensor = ...,
+    sinks: Tensor | None = ...,
+    kv_layout: Literal["HND", "NHD"] = ...,
+    cum_seq_lens_q: Tensor | None = ...,
+    max_q_len: int | None = ...,
+    enable_pdl: bool | None = ...,
+    swa_topk_lens: Tensor | None = ...,
+    extra_sparse_indices: Tensor | None = ...,
+    extra_sparse_topk_lens: Tensor | None = ...,
+    backend: Literal["auto", "trtllm-gen", "cute-dsl", "sparse", "cake"] = ...,
+    hca_swa_indices: Tensor | None = ...,
+    hca_compressed_block_tables: Tensor | None = ...,
+    hca_seq_lens: Tensor | None = ...,
+    hca_is_causal: bool = ...,
+    hca_use_persistent: bool = ...,
+    hca_sparse_indices_format: Literal["compressed-page-aligned"] | None = ...,
+    remapped_sparse_indices_buffer: Tensor | None = ...,
+    sparse_indices_are_storage_offsets: bool | None = ...,
+    dsv4_inv_rope_cos_sin_cache: Tensor | None = ...,
+    dsv4_output_scale: Tensor | None = ...,
+    sparse_topk_lens_offset: int = ...,
+    multi_ctas_kv_counter_buffer: Tensor | None = ...,
+    *,
+    kv_cache_format: Literal[
+        "fp8",
+        "nvfp4",
+        "fp8_dsv41",
+        "fp8_dsv41_fp4_ca",
+        "fp8_dsv41_inline",
+        "fp8_dsv41_inline_fp4_ca",
+    ] = ...,
+) -> Any:
+    """DeepSeek V4 sparse MLA decode (FlashInfer's ``trtllm_batch_decode_sparse_mla_dsv4``):
+    ``query`` ``[batch, q_len, heads, 512]`` (or ``[sum_q, heads, 512]`` with
+    ``cum_seq_lens_q`` / ``max_q_len``), BF16 or FP8 E4M3, over a sliding-window pool
+    ``swa_kv_cache`` and a compressed pool ``compressed_kv_cache``.  On SM100/SM103 the
+    trtllm-gen kernels read the combined ``sparse_indices`` table (128 SWA columns, then
+    the compressed top-k) with ``sparse_topk_lens`` (including the 128) and
+    ``seq_lens``; on SM120/SM121 (0.6.14+) the packed ``sparse`` kernels read
+    ``sparse_indices`` / ``swa_topk_lens`` and, optionally, ``extra_sparse_indices`` /
+    ``extra_sparse_topk_lens`` into ``compressed_kv_cache``.  Returns ``out`` (BF16), or
+    ``(out_fp8, out_scale)`` with the RopeQuant epilogue
+    (``dsv4_inv_rope_cos_sin_cache``, 0.7.0).
+
+    Every parameter is positional up to ``multi_ctas_kv_counter_buffer``: later
+    releases only appended.  ``sparse_indices`` may be left out (``None``, the
+    ``backend="cute-dsl"`` HCA metadata path) from 0.6.18, and ``compressed_kv_cache``
+    / ``sparse_topk_lens`` / ``seq_lens`` (the SM12x path) from 0.6.14; before, they
+    are required.  Before 0.6.18 (no ``backend``) the GPU picks the kernel:
+    ``backend="trtllm-gen"`` on SM100/SM103 and ``"sparse"`` on SM120/SM121 (0.6.14+)
+    name it and are accepted there.
+
+    ``swa_topk_lens``: flashinfer-python >=0.6.14; elsewhere dropped at None, else
+        UnsupportedParameterError (SM12x sparse segments).
+    ``extra_sparse_indices``: flashinfer-python >=0.6.14; elsewhere dropped at None,
+        else UnsupportedParameterError (SM12x sparse segments).
+    ``extra_sparse_topk_lens``: flashinfer-python >=0.6.14; elsewhere dropped at None,
+        else UnsupportedParameterError (SM12x sparse segments).
+    ``backend``: flashinfer-python >=0.6.18; elsewhere dropped at 'auto', else
+        UnsupportedParameterError (kernel family); ``'cake'`` needs 0.7.1.
+    ``hca_swa_indices``: flashinfer-python >=0.6.18; elsewhere dropped at None, else
+        UnsupportedParameterError (HCA (backend='cute-dsl') metadata).
+    ``hca_compressed_block_tables``: flashinfer-python >=0.6.18; elsewhere dropped at
+        None, else UnsupportedParameterError (HCA (backend='cute-dsl') metadata).
+    ``hca_seq_lens``: flashinfer-python >=0.6.18; elsewhere dropped at None, else
+        UnsupportedParameterError (HCA (backend='cute-dsl') metadata).
+    ``hca_is_causal``: flashinfer-python >=0.6.18; elsewhere dropped at True, else
+        UnsupportedParameterError (HCA (backend='cute-dsl') metadata).
+    ``hca_use_persistent``: flashinfer-python >=0.6.18; elsewhere dropped at False, else
+        UnsupportedParameterError (HCA (backend='cute-dsl') metadata).
+    ``hca_sparse_indices_format``: flashinfer-python >=0.6.18; elsewhere dropped at
+        None, else UnsupportedParameterError (HCA (backend='cute-dsl') metadata).
+    ``remapped_sparse_indices_buffer``: flashinfer-python >=0.7.0; elsewhere dropped at
+        None, else UnsupportedParameterError.
+    ``sparse_indices_are_storage_offsets``: flashinfer-python >=0.7.0; elsewhere dropped
+        at None, else UnsupportedParameterError.
+    ``dsv4_inv_rope_cos_sin_cache``: flashinfer-python >=0.7.0; elsewhere dropped at
+        None, else UnsupportedParameterError.
+    ``dsv4_output_scale``: flashinfer-python >=0.7.0; elsewhere dropped at None, else
+        UnsupportedParameterError.
+    ``sparse_topk_lens_offset``: flashinfer-python >=0.7.1; elsewhere dropped at 0, else
+        UnsupportedParameterError (backend='cake' length offset).
+    ``multi_ctas_kv_counter_buffer``: flashinfer-python >=0.7.1; elsewhere dropped at
+        None, else UnsupportedParameterError (caller-owned KV-split counters).
+    ``kv_cache_format``: flashinfer-python >=0.7.0; elsewhere dropped at 'fp8', else
+        UnsupportedParameterError (SM12x packed cache format ('fp8', the 584-byte ABI,
+        is the only one before 0.7.0)); ``'nvfp4'`` needs 0.7.0; ``'fp8_dsv41'`` needs
+        0.7.1; ``'fp8_dsv41_fp4_ca'`` needs 0.7.1; ``'fp8_dsv41_inline'`` needs 0.7.4;
+        ``'fp8_dsv41_inline_fp4_ca'`` needs 0.7.4.
     """
 
 def trtllm_batch_decode_with_kv_cache(
@@ -926,6 +1028,8 @@ class _Written:
     def fast_decode_plan(*args: Any, **kwargs: Any) -> None: ...
     @staticmethod
     def single_decode_with_kv_cache(*args: Any, **kwargs: Any) -> Any: ...
+    @staticmethod
+    def trtllm_batch_decode_sparse_mla_dsv4(*args: Any, **kwargs: Any) -> Any: ...
     @staticmethod
     def trtllm_batch_decode_with_kv_cache(*args: Any, **kwargs: Any) -> Any: ...
     @staticmethod

@@ -55,6 +55,8 @@ def test_reachability_is_at_the_module_the_engine_imports_from() -> None:
     # an enum imported from flashinfer.fused_moe.core: fi_compat serves that module too
     assert "flashinfer.fused_moe.core" in BY_NAME["ActivationType"].modules
     assert REACH.reachable(BY_NAME["ActivationType"])
+    # a facade served where the engine imports it (flashinfer.decode, 0.6.12+)
+    assert REACH.reachable(BY_NAME["trtllm_batch_decode_sparse_mla_dsv4"])
     # served at flashinfer.gdn_decode but not at the bf16-state kernel module SGLang uses
     mtp = BY_NAME["gated_delta_rule_mtp"]
     assert "flashinfer.gdn_kernels.gdn_decode_bf16_state" not in LOCATIONS[mtp.name]
@@ -75,7 +77,7 @@ def test_reasons_for_what_is_not_reached() -> None:
         ("_sparse_mla_sm120_paged_attention", "out of scope: private"),
         ("get_compute_capability", "fi_compat.device"),
         ("all_reduce_reg", "absent from every release"),
-        ("trtllm_batch_decode_sparse_mla_dsv4", "not yet"),
+        ("gated_delta_rule_mtp", "not yet at flashinfer.gdn_kernels.gdn_decode_bf16_state"),
     ]:
         assert not REACH.reachable(BY_NAME[name]), name
         assert words in cov.reason(BY_NAME[name], REACH), (name, cov.reason(BY_NAME[name], REACH))
@@ -103,7 +105,8 @@ def test_main_prints_before_and_now(capsys: pytest.CaptureFixture[str], tmp_path
     out = capsys.readouterr().out
     assert re.search(r"^all\s+\d+ ->\s+\d+ / 12 ", out, re.M), out
     page = docs.read_text()
-    assert "`trtllm_batch_decode_sparse_mla_dsv4`" in page and "`silu_and_mul`" not in page
+    assert "`gated_delta_rule_mtp`" in page and "`silu_and_mul`" not in page
+    assert "`trtllm_batch_decode_sparse_mla_dsv4`" not in page
 
 
 def test_main_without_the_inventory_says_where_to_find_it(

@@ -54,6 +54,7 @@ from support import (
     b12x_cases,
     concat_ops_cases,
     cute_dsl_cases,
+    dsv4_cases,
     elementwise_cases,
     gdn_decode_cases,
     helpers,
@@ -153,6 +154,7 @@ BUILDERS: list[tuple[dict[str, Any], Callable[[str], dict[str, Any]]]] = [
     (mla_rope_cases.SPECS, mla_rope_cases.args),
     (ragged_deepseek_cases.SPECS, ragged_deepseek_cases.args),
     (attn_kernels_cases.SPECS, attn_kernels_cases.args),
+    (dsv4_cases.SPECS, dsv4_cases.args),
     ({b12x_cases.FN: b12x_cases.B12X, **b12x_cases.B12X_METHODS}, b12x_cases.args),
     ({"chunk_gated_delta_rule": GDN_PREFILL}, lambda _key: helpers.inputs()),
 ]

@@ -2,7 +2,9 @@
 ``flashinfer.decode.trtllm_batch_decode_with_kv_cache``,
 ``flashinfer.prefill.trtllm_batch_context_with_kv_cache`` and
 ``trtllm_batch_decode_with_kv_cache_mla`` (``flashinfer.decode`` until 0.5.3,
-``flashinfer.mla`` from 0.6.0; both export it), served from 0.2.9.
+``flashinfer.mla`` from 0.6.0; both export it), served from 0.2.9, and
+``trtllm_batch_decode_sparse_mla_dsv4`` (defined in ``flashinfer.mla._core``, exported by
+``flashinfer.decode`` and ``flashinfer.mla``), served from 0.6.12.
 
 Read from the released sources (every signature: ``_snapshots/decode.trtllm_*.json``,
 ``prefill.trtllm_*.json``):
@@ -39,6 +41,7 @@ Read from the released sources (every signature: ``_snapshots/decode.trtllm_*.js
 from __future__ import annotations
 
 from .._core import EntryPoint, Normalizer, Param
+from .._core.contract import Tensor
 from ..errors import InvalidArgumentError, UnsupportedParameterError
 from ..registry import at_least
 from . import _elementwise as ew
@@ -502,5 +505,229 @@ FMHA_V2 = _entry(
     matrix_note="fmha_v2: SM90/SM12x",
 )
 
-DECODE_SPECS = {e.name: e for e in (DECODE, MLA, XQA)}
+
+class RequiredBefore(Normalizer):
+    """Tensor arguments the stable signature lets the caller leave out (``None``) that
+    older releases require: ``None`` there is refused before the call, naming the first
+    release that takes the call without it (each release's own check would raise a
+    ``ValueError`` or fail on ``None`` inside FlashInfer)."""
+
+    out = ()
+
+    def __init__(self, since: dict[str, tuple[str, str]]) -> None:
+        self.args = tuple(since)
+        self.since = since  # {name: (first release taking None, what None is for)}
+        self.boundaries = tuple(dict.fromkeys(s for s, _ in since.values()))
+        self.passes = " and ".join(f"{n} is not None" for n in since)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None:
+            return None
+        need = [(n, s, w) for n, (s, w) in self.since.items() if not at_least(pl, s)]
+        if not need:
+            return None
+        names = self.args
+        where, release = adapter.entry.dotted, adapter.release
+
+        def check(*values: Any) -> tuple[Any, ...]:
+            given = dict(zip(names, values, strict=True))
+            for n, since, why in need:
+                if given[n] is None:
+                    raise UnsupportedParameterError(
+                        f"{where}: {n} is required on flashinfer-python {release} (leaving "
+                        f"it out, {why}, needs flashinfer-python>={since}). Fix: pass {n}, "
+                        f"or pip install 'flashinfer-python>={since}'",
+                        parameter=n,
+                        installed=str(release),
+                        minimum=since,
+                    )
+            return ()
+
+        return check
+
+    def describe(self, p: Placement) -> str | None:
+        need = [n for n, (s, _) in self.since.items() if not at_least(p, s)]
+        return f"required (no None): {', '.join(f'`{n}`' for n in need)}" if need else None
+
+
+def _device_capability(t: Any) -> tuple[int, int] | None:
+    """The compute capability of CUDA tensor ``t``'s device (None off CUDA)."""
+    if not _is_tensor(t) or not t.is_cuda:
+        return None
+    import torch
+
+    return tuple(torch.cuda.get_device_capability(t.device))  # type: ignore[return-value]
+
+
+_DSV4_TRTLLM_GEN = ((10, 0), (10, 3))  # 0.6.18 mla/_core.py:1044 is_sm100_family
+_DSV4_SPARSE = ((12, 0), (12, 1))  # 0.6.18 mla/_core.py:1045 is_sm120_family
+
+
+class Dsv4BackendByDevice(Normalizer):
+    """``backend`` (0.6.18) before 0.6.18, where the kernel is chosen by the device alone:
+    0.6.12-0.6.13 always run the trtllm-gen kernels (0.6.12 mla/_core.py:462-621, no
+    dispatch);
+    0.6.14-0.6.17 run trtllm-gen on SM10x and the packed ``sparse`` kernels on SM12x
+    (0.6.14 mla/_core.py:1011-1020 ``_resolve_dsv4_sparse_mla_backend``).  A name is
+    passed on as ``"auto"`` (then dropped) where the release runs that very kernel on the
+    query's GPU and 0.6.18 accepts the name there (``trtllm-gen``: SM100/SM103,
+    ``sparse``: SM120/SM121, 0.6.18 mla/_core.py:1044-1066); any other name, or a query
+    off CUDA, stays and is refused naming 0.6.18."""
+
+    args = ("query", "backend")
+    out = ("backend",)
+    boundaries = ("0.6.14", "0.6.18")
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or at_least(pl, "0.6.18"):
+            return None
+        sparse = at_least(pl, "0.6.14")
+
+        def backend_of(query: Any, backend: Any) -> tuple[Any, ...]:
+            if backend == "auto" or backend not in ("trtllm-gen", "sparse"):
+                return (backend,)
+            cc = _device_capability(query)
+            if backend == "trtllm-gen" and cc in _DSV4_TRTLLM_GEN:
+                return ("auto",)
+            if backend == "sparse" and sparse and cc in _DSV4_SPARSE:
+                return ("auto",)
+            return (backend,)
+
+        return backend_of
+
+    def describe(self, p: Placement) -> str | None:
+        if at_least(p, "0.6.18"):
+            return None
+        if at_least(p, "0.6.14"):
+            return "`backend` 'trtllm-gen' (SM100/SM103) / 'sparse' (SM120/SM121) dropped"
+        return "`backend` 'trtllm-gen' (SM100/SM103) dropped"
+
+
+def _dsv4_devices(pl: Placement, cc: tuple[int, int]) -> str | None:
+    """0.6.12-0.6.13: the trtllm-gen kernels (SM10x); 0.6.14-0.6.17: SM10x or SM12x
+    (``_resolve_dsv4_sparse_mla_backend`` raises otherwise); 0.6.18-0.7.1: SM100, SM103,
+    SM120, SM121; 0.7.2: also SM107 (mla/_core.py ``is_sm100_family``)."""
+    if not at_least(pl, "0.6.14"):
+        if cc[0] == 10:
+            return None
+        return "the DeepSeek V4 sparse MLA kernels (trtllm-gen) are built for SM10x only"
+    if not at_least(pl, "0.6.18"):
+        if cc[0] in (10, 12):
+            return None
+        return "the DeepSeek V4 sparse MLA decode serves SM10x (trtllm-gen) and SM12x (sparse)"
+    ok = _DSV4_TRTLLM_GEN + _DSV4_SPARSE + (((10, 7),) if at_least(pl, "0.7.2") else ())
+    if tuple(cc) in ok:
+        return None
+    return "the DeepSeek V4 sparse MLA decode serves SM100/SM103 and SM120/SM121" + (
+        " (SM107 from 0.7.2)" if not at_least(pl, "0.7.2") else " and SM107"
+    )
+
+
+_DSV4_HCA = "HCA (backend='cute-dsl') metadata"
+_DSV4_070 = "0.7.0 (trtllm-gen strided KV pools, RopeQuant epilogue)"
+
+# trtllm_batch_decode_sparse_mla_dsv4 (0.6.12): every parameter positional-or-keyword
+# and every later one appended (0.6.14 swa_topk_lens / extra_sparse_*; 0.6.18 backend and
+# the hca_* metadata; 0.7.0 remapped_sparse_indices_buffer .. dsv4_output_scale and the
+# keyword-only kv_cache_format; 0.7.1 sparse_topk_lens_offset,
+# multi_ctas_kv_counter_buffer), so the whole list is positional.  Read from the
+# releases' mla/_core.py:
+# * 0.6.14 gave compressed_kv_cache / sparse_topk_lens / seq_lens the default None (the
+#   SM12x sparse path needs none of them) and 0.6.18 sparse_indices (the explicit HCA
+#   metadata path); before, required (:class:`RequiredBefore`).
+# * backend before 0.6.18: the device picks the kernel (:class:`Dsv4BackendByDevice`).
+# * 0.6.12-0.6.17 keep the multi-CTA KV counters in workspace_buffer; 0.6.18 moved them
+#   to an internal buffer allocated per call, 0.7.1 lets the caller pass it
+#   (multi_ctas_kv_counter_buffer, refused before 0.7.1).
+DSV4 = _entry(
+    "flashinfer.decode",
+    "trtllm_batch_decode_sparse_mla_dsv4",
+    [
+        *(
+            Param(n, ref="None (the SM12x sparse path) from 0.6.14; required before")
+            for n in ("compressed_kv_cache", "sparse_topk_lens", "seq_lens")
+        ),
+        Param("sparse_indices", ref=f"None ({_DSV4_HCA}) from 0.6.18; required before"),
+        *(
+            Param(n, note="SM12x sparse segments", ref="0.6.14")
+            for n in ("swa_topk_lens", "extra_sparse_indices", "extra_sparse_topk_lens")
+        ),
+        Param(
+            "backend",
+            value_since={"cake": "0.7.1"},
+            note="kernel family",
+            ref="0.6.18 (auto: trtllm-gen on SM100/SM103, sparse on SM120/SM121; "
+            "cute-dsl: HCA); cake 0.7.1; before 0.6.18 the device picks the kernel",
+        ),
+        *(
+            Param(n, note=_DSV4_HCA, ref="0.6.18")
+            for n in (
+                "hca_swa_indices",
+                "hca_compressed_block_tables",
+                "hca_seq_lens",
+                "hca_is_causal",
+                "hca_use_persistent",
+                "hca_sparse_indices_format",
+            )
+        ),
+        *(
+            Param(n, ref=_DSV4_070)
+            for n in (
+                "remapped_sparse_indices_buffer",
+                "sparse_indices_are_storage_offsets",
+                "dsv4_inv_rope_cos_sin_cache",
+                "dsv4_output_scale",
+            )
+        ),
+        Param("sparse_topk_lens_offset", note="backend='cake' length offset", ref="0.7.1"),
+        Param("multi_ctas_kv_counter_buffer", note="caller-owned KV-split counters", ref="0.7.1"),
+        Param(
+            "kv_cache_format",
+            value_since={
+                "nvfp4": "0.7.0",
+                "fp8_dsv41": "0.7.1",
+                "fp8_dsv41_fp4_ca": "0.7.1",
+                "fp8_dsv41_inline": "0.7.4",
+                "fp8_dsv41_inline_fp4_ca": "0.7.4",
+            },
+            note="SM12x packed cache format ('fp8', the 584-byte ABI, is the only one "
+            "before 0.7.0)",
+            ref="0.7.0 fp8/nvfp4; 0.7.1 fp8_dsv41*; 0.7.4 *_inline*",
+        ),
+    ],
+    contracts={
+        "query": Tensor(
+            "... heads head_dim",
+            rank=(3, 4),
+            dtypes=("bfloat16", "float8_e4m3fn"),
+            sizes={"head_dim": (512,)},
+            sizes_why="DeepSeek V4 sparse MLA: every release and backend reads a 512-wide "
+            "query head (mla/_core.py 'Expected query head dim 512')",
+            why="every release: [batch, q_len, heads, 512] or [sum_q, heads, 512], BF16 or "
+            "FP8 E4M3",
+        ),
+        "swa_kv_cache": Tensor(rank=(3, 4), why="every release: 3-D (HND shorthand) or 4-D"),
+        "workspace_buffer": Tensor(),
+        "compressed_kv_cache": Tensor(rank=(3, 4), why="every release: 3-D or 4-D"),
+    },
+    normalizers=(
+        RequiredBefore(
+            {
+                "sparse_indices": ("0.6.18", "the backend='cute-dsl' HCA metadata path"),
+                "compressed_kv_cache": ("0.6.14", "the SM12x sparse path"),
+                "sparse_topk_lens": ("0.6.14", "the SM12x sparse path"),
+                "seq_lens": ("0.6.14", "the SM12x sparse path"),
+            }
+        ),
+        Dsv4BackendByDevice(),
+    ),
+    devices=_dsv4_devices,
+    floor="0.6.12",
+    feature="attention.trtllm",
+    matrix_note="trtllm-gen: SM100/SM103 (SM107 0.7.2+); sparse (0.6.14+): SM120/SM121",
+)
+
+DECODE_SPECS = {e.name: e for e in (DECODE, MLA, XQA, DSV4)}
 PREFILL_SPECS = {CONTEXT.name: CONTEXT, RAGGED.name: RAGGED, FMHA_V2.name: FMHA_V2}
