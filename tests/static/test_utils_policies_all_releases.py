@@ -131,3 +131,21 @@ def test_is_sm100a_supported_before_0_2_6(
     assert asked == [1, 1, 1, 1]
     with pytest.raises(ValueError, match="cuda device"):  # get_compute_capability's check
         f(torch.device("cpu"))
+
+
+def test_a_first_call_on_the_fast_path_warms_the_facade(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helper without checks never runs the general path: its first call resolves
+    FlashInfer's function through the trampoline, which prepares the facade too, so the
+    next calls run the mode's code, not the cold variant (2 us more per call)."""
+    from fi_compat._core import resolve
+
+    name = "get_trtllm_gen_multi_ctas_kv_counter_bytes"
+    e = SPECS[name]
+    a = e.select(Distribution("flashinfer-python", "0.7.4", "<test>", ""))
+    f = a.build(stub(utils, name))
+    calls: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(resolve, "import_target", lambda _a: lambda *x: calls.append(x) or 8)
+    assert not a.warm and "first call" in f.__code__.co_filename
+    assert f(8, 32, 132) == 8 and a.warm
+    assert "first call" not in f.__code__.co_filename
+    assert f(8, 32, 132) == 8 and calls == [(8, 32, 132)] * 2
