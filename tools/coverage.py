@@ -14,7 +14,10 @@ A row's sites count as reachable when the name is reachable at every module the
 inventory lists for it (any location where the scan recorded none); a wrapper method
 when its class is, and the method is an entry point, one of the legacy names the facade
 classes keep (``begin_forward``, ``run_return_lse``, ...), or a backend query of a facade
-function (``mm_bf16.is_backend_supported``).
+function (``mm_bf16.is_backend_supported``); a method of a class fi_compat re-exports as
+FlashInfer's own (``AutoTuner.get``, ``McastGPUBuffer.lamport_initialize``) when the
+class binds it (itself or a FlashInfer base) in every release the re-export serves, from
+its first release (or floor) to its removal (``fi_compat.cli.api``, the API history).
 
     python tools/coverage.py [--usage PATH] [--json] [--docs docs/uncovered.md]
 
@@ -32,6 +35,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 USAGE_ENV = "FI_COMPAT_ENGINE_USAGE"
@@ -62,32 +66,14 @@ OUT_OF_SCOPE_GROUPS = {
         "operation"
     ),
 }
-# capability helpers: answered by fi_compat.device (docs/capabilities.md)
-CAPABILITY_HELPERS = {
-    "get_compute_capability": "fi_compat.device.current_capability()",
-    "is_sm100a_supported": "fi_compat.device.is_device_capability_family(100)",
-}
+# capability helpers answered by fi_compat.device (docs/capabilities.md); none left
+# uncovered now (fi_compat.utils serves get_compute_capability and is_sm100a_supported)
+CAPABILITY_HELPERS: dict[str, str] = {}
 # names left uncovered on purpose for now, each with why (docs/uncovered.md)
 LEFT = {
-    "AutoTuner.get": (
-        "fi_compat.autotuner.AutoTuner is FlashInfer's own class (0.2.6+), so AutoTuner.get() "
-        "works through it; the scan counts methods of wrapper classes only"
-    ),
     "TunableRunner": (
         "the base class of an engine's own tunable op (FlashInfer's autotuner internals, "
         "abstract methods that changed with the tactic API); not a FlashInfer operation"
-    ),
-    "autotuner_initializer_empty": (
-        "a tensor-initializer callback of the autotuner's profiling, moved from "
-        "DynamicTensorSpec to TuningConfig in 0.6.18 (see fi_compat.autotuner)"
-    ),
-    "get_hybrid_num_tokens_buckets": (
-        "flashinfer.fused_moe.utils 0.6.10+ (0.6.8-0.6.9 had "
-        "get_last_power_of_2_num_tokens_buckets with other buckets: no exact emulation); "
-        "tuning-bucket arithmetic, to be served from 0.6.10 with a typed refusal before"
-    ),
-    "map_to_hybrid_bucket_uncapped": (
-        "flashinfer.fused_moe.utils 0.6.10+, as get_hybrid_num_tokens_buckets"
     ),
     "current_nvfp4_4over6_config": (
         "flashinfer.quantization.nvfp4_quantization_utils 0.7.0+ (a context-local NVFP4 "
@@ -96,9 +82,6 @@ LEFT = {
     "make_nvfp4_global_scale": (
         "flashinfer.quantization.nvfp4_quantization_utils 0.7.0+, with current_nvfp4_4over6_config"
     ),
-    "McastGPUBuffer": "multi-GPU NVLink multicast buffer: the comm family of issue 24 item 1",
-    "McastGPUBuffer.get_buffer_ptrs_dev": "with McastGPUBuffer",
-    "McastGPUBuffer.lamport_initialize": "with McastGPUBuffer",
     # a name at two FlashInfer modules that are two functions: served at one of them
     "gated_delta_rule_mtp": (
         "flashinfer.gdn_kernels.gdn_decode_bf16_state's is another function (the BF16-state "
@@ -177,7 +160,7 @@ class Reach:
 
     def __init__(self) -> None:
         sys.path.insert(0, str(ROOT / "src"))
-        from fi_compat._facades import entry_points
+        from fi_compat._facades import entry_points, reexports
         from fi_compat._locations import LOCATIONS
 
         self.locations = LOCATIONS
@@ -185,6 +168,27 @@ class Reach:
         self.methods = {e.attr for e in eps if "." in e.attr}
         self.classes = {a.partition(".")[0] for a in self.methods}
         self.backend_queries = {e.attr for e in eps if e.backend_query is not None}
+        self.reexported: dict[str, list[Any]] = {}
+        for r in reexports():
+            self.reexported.setdefault(r.name, []).append(r)
+
+    def reexported_method(self, owner: str, meth: str) -> bool:
+        """Whether ``owner`` is a class fi_compat re-exports as FlashInfer's own and that
+        class binds method ``meth`` in every release each of its re-exports serves
+        (first release or floor to removal), by the API history of the releases."""
+        rows = self.reexported.get(owner)
+        if not rows or meth.startswith("_"):
+            return False
+        from fi_compat.cli.api import history
+
+        h = history()
+        for r in rows:
+            lo = h.index[r.since]
+            hi = h.index[r.until] if r.until is not None else len(h.releases)
+            path = f"{r.module}.{r.attr}.{meth}"
+            if not all(h.lookup(path, i).kind == "method" for i in range(lo, hi)):
+                return False
+        return True
 
     def where(self, name: str) -> set[str]:
         """The FlashInfer modules at which fi_compat serves ``name`` (some release)."""
@@ -195,6 +199,7 @@ class Reach:
             f"{owner}.{meth}" in self.methods
             or (owner in self.classes and meth in CLASS_LEGACY)
             or (owner in self.backend_queries and meth in BACKEND_QUERIES)
+            or self.reexported_method(owner, meth)
         )
         return set(self.locations.get(owner, {})) if served else set()
 

@@ -271,7 +271,7 @@ def covered() -> tuple[Sources, Defs, dict[str, str]]:
             modules = modules + snap["entry"].partition(":")[0].split("|")
             for release, rec in snap["releases"].items():
                 if rec is not None:
-                    attr = rec.get("attr", name)
+                    attr = rec.get("defined_as") or rec.get("attr", name)
                     defs.setdefault(release, {}).setdefault(f"{rec['module']}:{attr}", name)
         for m in modules:
             for a in attrs:

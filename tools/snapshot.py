@@ -50,6 +50,9 @@ Methods (``Class.method``) are read as Python binds them, statically:
   module-level tuple of parameter names (``_BATCH_DECODE_PLAN_LEGACY_POS_ARGS``),
   ``"varargs_as"``: those names, the ones extra positional arguments are bound to.
 
+A function bound by a module-level alias (``autotuner_initializer_empty = _empty``)
+records the ``def``'s own name as ``"defined_as"``.
+
 Every function or method release also records ``"returns"``: the return annotation's
 source (the public method's, for an alias or a forwarder), or ``null``.
 """
@@ -273,7 +276,8 @@ def _tree(zf: Archive, module: str) -> tuple[str, ast.Module] | None:
 def _binding(zf: Archive, module: str, name: str, depth: int = 0) -> Binding | None:
     """The top-level ``def`` or ``class`` that ``module.name`` is bound to, re-exports
     (``from .x import name``, ``*``, and the absolute ``from flashinfer.x import name``
-    of 0.6.15's ``flashinfer/autotuner/__init__.py``) followed to the defining module."""
+    of 0.6.15's ``flashinfer/autotuner/__init__.py``) and module-level aliases (``a = b``)
+    followed to the defining module."""
     found = _tree(zf, module)
     if found is None or depth > 5:
         return None
@@ -312,6 +316,17 @@ def _bound_in(
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node.name == name:
                 result = (module, tree, node)
+        elif (
+            isinstance(node, ast.Assign)
+            and [ast.unparse(t) for t in node.targets] == [name]
+            and isinstance(node.value, ast.Name)
+            and node.value.id != name
+        ):
+            # a module-level alias, ``autotuner_initializer_empty = _empty`` (0.6.15
+            # autotuner/initializers.py): what the right side is bound to so far
+            result = _bound_in(
+                zf, module, fname, tree, body[: body.index(node)], node.value.id, depth
+            )
         elif isinstance(node, ast.ImportFrom) and (
             node.level >= 1 or (node.module or "").split(".")[0] == "flashinfer"
         ):
@@ -483,7 +498,10 @@ def find(zf: Archive, module: str, qualname: str, depth: int = 0) -> Hit | None:
             return defining, params, {"class": "class"}
         return defining, _members(node), {}
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not rest:
-        return defining, _params(node), {"returns": _returns(node)}
+        keys: Extra = {"returns": _returns(node)}
+        if node.name != head:  # bound by a module-level alias: the def's own name
+            keys["defined_as"] = node.name
+        return defining, _params(node), keys
     return None
 
 

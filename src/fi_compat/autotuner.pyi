@@ -29,6 +29,7 @@ __all__ = [
     "DynamicTensorSpec",
     "TuningConfig",
     "autotune",
+    "autotuner_initializer_empty",
     "set_autotune_process_group",
 ]
 
@@ -78,6 +79,7 @@ AutoTuner: Any  # FlashInfer's own object
 ConstraintSpec: Any  # FlashInfer's own object
 DynamicTensorSpec: Any  # FlashInfer's own object
 TuningConfig: Any  # FlashInfer's own object
+autotuner_initializer_empty: Any  # FlashInfer's own object
 
 class _Written:
     """``fi_compat.written_for(release).autotuner``: this module's functions and wrapper
@@ -94,3 +96,4 @@ class _Written:
     ConstraintSpec: Any
     DynamicTensorSpec: Any
     TuningConfig: Any
+    autotuner_initializer_empty: Any

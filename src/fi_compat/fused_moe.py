@@ -16,12 +16,16 @@ FlashInfer's own function.
 * scale tensors are accepted as the caller has them and handed over in the layout the
   release reads (see each function); ``routing_logits`` in the dtype it accepts;
 * :func:`supports_cutlass_moe` / :func:`supports_trtllm_moe` answer for this release
-  and GPU from the one known-issues table.
+  and GPU from the one known-issues table;
+* the autotuner's bucket arithmetic of ``flashinfer.fused_moe.utils``
+  (:func:`get_hybrid_num_tokens_buckets`, :func:`map_to_hybrid_bucket_uncapped`) is
+  served from 0.6.10, also as ``fi_compat.fused_moe.utils``; older releases tune over
+  other buckets, so they get ``UnsupportedFlashInferVersionError`` naming 0.6.10.
 """
 
 from __future__ import annotations
 
-from ._adapters.fused_moe import HELPERS, LAYOUTS, SPECS
+from ._adapters.fused_moe import BUCKETS, HELPERS, LAYOUTS, SPECS
 from ._core import OMIT, lazy_facades
 from .device import supports_cutlass_moe, supports_trtllm_moe
 from .enums import (
@@ -820,11 +824,34 @@ def fused_topk_deepseek(
     raise NotImplementedError  # pragma: no cover - replaced by the generated facade
 
 
+def get_hybrid_num_tokens_buckets(
+    max_num_tokens: int, min_num_tokens: int = 1, **kwargs: Any
+) -> tuple[int, ...]:
+    """The autotuner's token-count buckets up to ``max_num_tokens``, ascending and
+    distinct: doubling from ``min_num_tokens`` up to 256, steps of 256 to 2048, of 512 to
+    4096, doubling from 8192, and ``max_num_tokens`` itself
+    (``flashinfer.fused_moe.utils``, host arithmetic).
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def map_to_hybrid_bucket_uncapped(x: int, **kwargs: Any) -> int:
+    """The hybrid bucket of ``x`` tokens, rounding up (1 for ``x <= 0``), without a
+    ``max_num_tokens`` clamp: the ``map_to_tuning_buckets`` of a ``DynamicTensorSpec``
+    tuned over :func:`get_hybrid_num_tokens_buckets` (``flashinfer.fused_moe.utils``).
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
 # Each function is generated for the installed release on first access (PEP 562), so
 # importing this module costs only the stubs above.
 lazy_facades(
     globals(),
-    [*SPECS.values(), *HELPERS.values(), *LAYOUTS.values()],
+    [*SPECS.values(), *HELPERS.values(), *LAYOUTS.values(), *BUCKETS.values()],
     DOCS,
     aliases={"_maybe_get_cached_w3_w1_permute_indices": "maybe_get_cached_w3_w1_permute_indices"},
 )

@@ -17,7 +17,11 @@ FlashInfer's own function.
 * scale tensors are accepted as the caller has them and handed over in the layout the
   release reads (see each function); ``routing_logits`` in the dtype it accepts;
 * :func:`supports_cutlass_moe` / :func:`supports_trtllm_moe` answer for this release
-  and GPU from the one known-issues table.
+  and GPU from the one known-issues table;
+* the autotuner's bucket arithmetic of ``flashinfer.fused_moe.utils``
+  (:func:`get_hybrid_num_tokens_buckets`, :func:`map_to_hybrid_bucket_uncapped`) is
+  served from 0.6.10, also as ``fi_compat.fused_moe.utils``; older releases tune over
+  other buckets, so they get ``UnsupportedFlashInferVersionError`` naming 0.6.10.
 """
 
 from typing import Any
@@ -47,12 +51,14 @@ __all__ = [
     "convert_to_block_layout",
     "cutlass_fused_moe",
     "fused_topk_deepseek",
+    "get_hybrid_num_tokens_buckets",
     "get_reorder_rows_for_gated_act_gemm_row_indices",
     "get_shuffle_matrix_a_row_indices",
     "get_shuffle_matrix_sf_a_row_indices",
     "get_w2_permute_indices_with_cache",
     "interleave_moe_scales_for_sm90_mixed_gemm",
     "interleave_moe_weights_for_sm90_mixed_gemm",
+    "map_to_hybrid_bucket_uncapped",
     "maybe_get_cached_w3_w1_permute_indices",
     "reorder_rows_for_gated_act_gemm",
     "shuffle_matrix_a",
@@ -224,6 +230,16 @@ def fused_topk_deepseek(
         UnsupportedParameterError.
     """
 
+def get_hybrid_num_tokens_buckets(
+    max_num_tokens: int,
+    min_num_tokens: int = ...,
+) -> tuple[int, ...]:
+    """The autotuner's token-count buckets up to ``max_num_tokens``, ascending and
+    distinct: doubling from ``min_num_tokens`` up to 256, steps of 256 to 2048, of 512 to
+    4096, doubling from 8192, and ``max_num_tokens`` itself
+    (``flashinfer.fused_moe.utils``, host arithmetic).
+    """
+
 def get_reorder_rows_for_gated_act_gemm_row_indices(x: Tensor) -> Tensor:
     """The int64 row permutation :func:`reorder_rows_for_gated_act_gemm` applies
     (``flashinfer.fused_moe.core.get_reorder_rows_for_gated_act_gemm_row_indices``).
@@ -277,6 +293,12 @@ def interleave_moe_weights_for_sm90_mixed_gemm(weight: Tensor, quant_type: str =
     """Interleave packed 4-bit MoE weights for the SM90 mixed-input CUTLASS MoE GEMM (a
     CUDA kernel; ``flashinfer.fused_moe.interleave_moe_weights_for_sm90_mixed_gemm``).
     ``quant_type="fp4_fp8"`` needs flashinfer>=0.6.13.
+    """
+
+def map_to_hybrid_bucket_uncapped(x: int) -> int:
+    """The hybrid bucket of ``x`` tokens, rounding up (1 for ``x <= 0``), without a
+    ``max_num_tokens`` clamp: the ``map_to_tuning_buckets`` of a ``DynamicTensorSpec``
+    tuned over :func:`get_hybrid_num_tokens_buckets` (``flashinfer.fused_moe.utils``).
     """
 
 def maybe_get_cached_w3_w1_permute_indices(
@@ -1387,6 +1409,8 @@ class _Written:
     @staticmethod
     def fused_topk_deepseek(*args: Any, **kwargs: Any) -> None: ...
     @staticmethod
+    def get_hybrid_num_tokens_buckets(*args: Any, **kwargs: Any) -> tuple[int, ...]: ...
+    @staticmethod
     def get_reorder_rows_for_gated_act_gemm_row_indices(*args: Any, **kwargs: Any) -> Tensor: ...
     @staticmethod
     def get_shuffle_matrix_a_row_indices(*args: Any, **kwargs: Any) -> Tensor: ...
@@ -1398,6 +1422,8 @@ class _Written:
     def interleave_moe_scales_for_sm90_mixed_gemm(*args: Any, **kwargs: Any) -> Tensor: ...
     @staticmethod
     def interleave_moe_weights_for_sm90_mixed_gemm(*args: Any, **kwargs: Any) -> Tensor: ...
+    @staticmethod
+    def map_to_hybrid_bucket_uncapped(*args: Any, **kwargs: Any) -> int: ...
     @staticmethod
     def maybe_get_cached_w3_w1_permute_indices(*args: Any, **kwargs: Any) -> Tensor: ...
     @staticmethod

@@ -1,9 +1,10 @@
 """Stable facade of ``flashinfer.utils``: the setup helpers engines call
-(``device_support_pdl`` from 0.2.7, ``get_device_sm_count`` from 0.2.9,
-``get_trtllm_gen_multi_ctas_kv_counter_bytes`` from 0.6.15) and FlashInfer's own
-``FP4Tensor`` class (0.2.9), handed out as it is.  None of them drifted over the releases
-that have them; before its first release each raises
-``UnsupportedFlashInferVersionError`` naming that release.
+(``get_compute_capability`` on every release, ``is_sm100a_supported`` from 0.2.6 and
+computed as FlashInfer computes it before, ``device_support_pdl`` from 0.2.7,
+``get_device_sm_count`` from 0.2.9, ``get_trtllm_gen_multi_ctas_kv_counter_bytes`` from
+0.6.15) and FlashInfer's own ``FP4Tensor`` class (0.2.9), handed out as it is.  None of
+them drifted over the releases that have them; before its first release each other one
+raises ``UnsupportedFlashInferVersionError`` naming that release.
 """
 
 from __future__ import annotations
@@ -40,6 +41,24 @@ def get_trtllm_gen_multi_ctas_kv_counter_bytes(
 ) -> int:
     """The bytes of the trtllm-gen multi-CTA KV counter semaphores for a batch (the
     workspace engines reserve for it).
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def get_compute_capability(device: Any, **kwargs: Any) -> tuple[int, int]:
+    """The compute capability ``(major, minor)`` of ``device`` (a CUDA ``torch.device``);
+    ``ValueError`` for a device that is not CUDA.
+
+    {release_notes}
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the generated facade
+
+
+def is_sm100a_supported(device: Any, **kwargs: Any) -> bool:
+    """Whether ``device`` (a CUDA ``torch.device``) is an SM10x GPU and torch's CUDA is
+    12.8 or newer (what the ``sm_100a`` kernels need), as FlashInfer decides it.
 
     {release_notes}
     """

@@ -27,6 +27,7 @@ def test_policy(release: str, case: Any) -> None:
 ROWS = {r.name: r for r in ALL_REEXPORTS}
 FIRST = {"AutoTuner": "0.2.6", "TuningConfig": "0.2.9", "ConstraintSpec": "0.2.9"}
 FIRST["DynamicTensorSpec"] = "0.2.9"
+FIRST["autotuner_initializer_empty"] = "0.6.15"  # autotuner/initializers.py
 
 
 def _dist(release: str) -> Distribution:
@@ -108,3 +109,16 @@ def test_autotune_before_0_2_6_needs_no_flashinfer_import() -> None:
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().endswith("ok")
+
+
+def test_initializer_empty_is_flashinfers_function_with_one_signature() -> None:
+    """``autotuner_initializer_empty`` is an alias of ``_empty`` in 0.6.15-0.7.4's
+    ``autotuner/initializers.py``: the snapshot follows it to the def (``defined_as``),
+    one ``(shapes, dtype, device)`` signature on every release that has it."""
+    from fi_compat import _snapshot_io as snapshots
+
+    snap = snapshots.load(ROWS["autotuner_initializer_empty"])  # type: ignore[arg-type]
+    recs = [v for v in snap["releases"].values() if v is not None]
+    assert {v["signature"] for v in recs} == {"s0"}
+    assert {v["defined_as"] for v in recs} == {"_empty"}
+    assert [p[0] for p in snap["signatures"]["s0"]] == ["shapes", "dtype", "device"]

@@ -123,16 +123,37 @@ def test_reexport_stand_ins_raise_on_any_use(
 
 def test_reexports_never_drifted() -> None:
     """A re-export is honest only while its constructor never changed: every release of
-    its snapshot has one parameter list (names, kinds, defaults; annotations aside)."""
+    its snapshot it serves (from its first release or floor) has one parameter list
+    (names, kinds, defaults; annotations aside)."""
     for r in tables.ALL_REEXPORTS:
         data = json.loads((snapshots.DIR / f"{r.snapshot}.json").read_text())
+        served = KNOWN_RELEASES[KNOWN_RELEASES.index(r.since) :]
         shapes = {
             json.dumps([p[:3] for p in data["signatures"][rec["signature"]]])
-            for rec in data["releases"].values()
-            if rec is not None
+            for v, rec in data["releases"].items()
+            if rec is not None and v in served
         }
         assert len(shapes) == 1, (r.name, shapes)
         assert r.since in KNOWN_RELEASES
+
+
+def test_mcast_gpu_buffer_is_served_from_its_0_6_0_constructor() -> None:
+    """0.2.8-0.5.3 take ``mn_nvlink: bool`` as the fifth parameter, 0.6.0-0.7.4
+    ``comm_backend_for_handle_transfer``: the class is handed out from 0.6.0, a typed
+    error naming 0.6.0 on the older releases that have it."""
+    r = tables.MNNVL_REEXPORTS["McastGPUBuffer"]
+    data = json.loads((snapshots.DIR / f"{r.snapshot}.json").read_text())
+    first = {v: rec for v, rec in data["releases"].items() if rec is not None}
+    assert next(iter(first)) == "0.2.8" and r.since == r.floor == "0.6.0"
+    names = {v: [p[0] for p in data["signatures"][rec["signature"]]] for v, rec in first.items()}
+    assert names["0.5.3"][-1] == "mn_nvlink"
+    assert names["0.6.0"][-1] == names["0.7.4"][-1] == "comm_backend_for_handle_transfer"
+    for release in ("0.2.8", "0.5.3"):
+        err = r.problem(Distribution("flashinfer-python", release, "<t>", ""))
+        assert isinstance(err, errors.UnsupportedFlashInferVersionError)
+        assert "0.6.0" in str(err) and release in str(err)
+    assert r.problem(Distribution("flashinfer-python", "0.6.0", "<t>", "")) is None
+    assert "McastGPUBuffer" in comm.mnnvl.__all__
 
 
 def test_the_facade_modules_give_flashinfers_names_without_flashinfer() -> None:

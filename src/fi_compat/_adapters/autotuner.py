@@ -23,6 +23,11 @@ Read from the released sources (``_snapshots/autotuner.*.json``):
   0.6.18, ``cuda_graph_profile_replays`` / ``profiling_repeat`` /
   ``use_cold_l2_graph_replay`` 0.7.0, ``cold_chain_launches`` /
   ``use_cuda_graph_individual_timing`` 0.7.4).
+* ``autotuner_initializer_empty(shapes, dtype, device)`` (0.6.15
+  ``autotuner/initializers.py``, an alias of its ``_empty``: ``torch.empty(shapes,
+  dtype=dtype, device=device)``), one signature through 0.7.4: re-exported as FlashInfer's
+  own function, the object a ``tensor_initializers`` list holds (``DynamicTensorSpec``'s
+  0.6.15-0.6.17, ``TuningConfig``'s from 0.6.18); before 0.6.15 the typed error.
 """
 
 from __future__ import annotations
@@ -130,4 +135,9 @@ ALL_REEXPORTS: list[Reexport] = [
     ),
     _class("ConstraintSpec", "a dimension computed from the profiled shapes"),
     _class("DynamicTensorSpec", "a tensor dimension profiled over buckets"),
+    _class(
+        "autotuner_initializer_empty",
+        "the profiling tensor initializer ``(shapes, dtype, device) -> torch.empty(...)``, "
+        "FlashInfer's own function (for ``tensor_initializers``)",
+    ),
 ]

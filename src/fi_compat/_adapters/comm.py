@@ -40,7 +40,13 @@ every release 0.2.7.post1-0.7.4; 0.2.6 had a single-file ``flashinfer/comm.py`` 
   ``decode_cp_a2a_allocate_mnnvl_workspace`` 0.6.10.post1, ``out`` 0.7.1): no drift.
 * Re-exported as FlashInfer's own classes (one constructor signature in every release
   that has them, checked by the static suite): ``Mapping``, ``MnnvlConfig``,
-  ``MnnvlMemory``, ``CommBackend``, ``TorchDistBackend``, ``MoEAlltoallInfo``.
+  ``MnnvlMemory``, ``CommBackend``, ``TorchDistBackend``, ``MoEAlltoallInfo``; and
+  ``McastGPUBuffer`` from 0.6.0 (the floor): 0.2.8-0.5.3 take ``mn_nvlink: bool = True``
+  as the fifth parameter, where 0.6.0 takes ``comm_backend_for_handle_transfer:
+  Optional[CommBackend] = None``, and allocate a ``McastDeviceMemory`` whose size is the
+  one requested (0.6.0: ``SymmDeviceMemory``, ``buf_size`` its usable size), so code
+  written for 0.6.0's class cannot run on theirs.  Its methods ``get_buffer_ptrs_dev()``
+  and ``lamport_initialize(rank, dtype)`` are unchanged 0.2.8-0.7.4.
 
 Importing ``flashinfer.comm`` (every name here imports it) needs cuda-python from 0.6.0
 (0.3.0+ ``comm/mnnvl.py`` raises ImportError "Could not import the 'cuda' module";
@@ -359,6 +365,18 @@ MNNVL_REEXPORTS: dict[str, Reexport] = {
         MNNVL,
         "comm.mnnvl.TorchDistBackend.__init__",
         "the CommBackend over torch.distributed (``group=None``: the default group)",
+    ),
+    "McastGPUBuffer": _reexport(
+        MNNVL_FACADE,
+        "McastGPUBuffer",
+        MNNVL,
+        "comm.mnnvl.McastGPUBuffer.__init__",
+        "a buffer every rank of a group maps, unicast and NVLink multicast "
+        "(``get_buffer_ptrs_dev()``, ``lamport_initialize(rank, dtype)``)",
+        floor="0.6.0",
+        ref="0.6.0 comm/mnnvl.py: the fifth parameter mn_nvlink: bool = True became "
+        "comm_backend_for_handle_transfer: Optional[CommBackend] = None, and buf_size the "
+        "usable size of the SymmDeviceMemory allocation (0.2.8-0.5.3: McastDeviceMemory)",
     ),
 }
 ALLTOALL_REEXPORTS: dict[str, Reexport] = {

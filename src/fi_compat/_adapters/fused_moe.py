@@ -962,6 +962,37 @@ calls, refused or served, are answered from that verdict. `FLASHINFER_NO_DOWNLOA
 (0.6.7.post1+) means no request.
 """
 
-ENTRIES = [*SPECS.values(), *HELPERS.values(), *LAYOUTS.values()]
+# -- autotuner bucket arithmetic (``flashinfer.fused_moe.utils``, host only) -----------------
+#
+# ``get_hybrid_num_tokens_buckets(max_num_tokens, min_num_tokens=1)`` and
+# ``map_to_hybrid_bucket_uncapped(x)`` arrived in 0.6.10 (fused_moe/utils.py: power-of-2
+# up to 256, steps of 256 to 2048, of 512 to 4096, power-of-2 beyond) and never changed
+# through 0.7.4 (the same source and phase constants in every wheel).  Before 0.6.10 the
+# MoE runners tune over ``get_last_power_of_2_num_tokens_buckets`` (other buckets, removed
+# in 0.6.10): hybrid buckets computed there would not be the ones that release's kernels
+# were tuned for, so there is no emulation: a typed refusal naming 0.6.10.
+_BUCKETS = "flashinfer.fused_moe.utils"
 
-__all__ = ["ENTRIES", "HELPERS", "LAYOUTS", "PAGE_NOTES", "SPECS"]
+
+def _bucket_helper(name: str) -> EntryPoint:
+    return EntryPoint(
+        facade="fi_compat.fused_moe",
+        name=name,
+        module=_BUCKETS,
+        params=(),
+        feature="autotuner",
+        matrix_note="host arithmetic, no GPU",
+    )
+
+
+BUCKETS = {
+    e.name: e
+    for e in (
+        _bucket_helper("get_hybrid_num_tokens_buckets"),
+        _bucket_helper("map_to_hybrid_bucket_uncapped"),
+    )
+}
+
+ENTRIES = [*SPECS.values(), *HELPERS.values(), *LAYOUTS.values(), *BUCKETS.values()]
+
+__all__ = ["BUCKETS", "ENTRIES", "HELPERS", "LAYOUTS", "PAGE_NOTES", "SPECS"]

@@ -310,7 +310,10 @@ class Adapter:
     _set_target = _publish  # the name tests use to install a spy
 
     def _trampoline(self, *args: Any, **kw: Any) -> Any:
-        return self.resolve()(*args, **kw)
+        fn = self.resolve()
+        if not self._prepared:  # a first call on the fast path (no check to prepare it)
+            self.prepare()  # warms the facade: the mode's code from the next call on
+        return fn(*args, **kw)
 
     # -- per-call helpers (cold) ----------------------------------------------------------
     def prepare(self) -> None:

@@ -4,7 +4,9 @@
 ``MnnvlMemory`` (0.2.7.post1+), ``CommBackend`` (0.3.0+) and ``TorchDistBackend`` (0.6.0+)
 are FlashInfer's own classes (their constructors never changed; 0.6.16 moved
 ``CommBackend`` / ``TorchDistBackend`` to ``comm.abstractions`` / ``comm.comm_backend``,
-which ``mnnvl`` still re-exports), resolved on first access of the name.  Where the
+which ``mnnvl`` still re-exports), and so is ``McastGPUBuffer`` from 0.6.0 (0.2.8-0.5.3
+take ``mn_nvlink`` where 0.6.0 takes ``comm_backend_for_handle_transfer``), resolved on
+first access of the name.  Where the
 installed release cannot give one, the name is a stand-in class whose use raises the
 typed error.
 """
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     MnnvlMemory: Any
     CommBackend: Any
     TorchDistBackend: Any
+    McastGPUBuffer: Any
 
 
 from .._locate import install as _install_locations  # noqa: E402
