@@ -263,7 +263,9 @@ def test_scan_tells_same_meaning_from_shifted_meaning(scanned: dict[str, Any]) -
     for r in ("0.6.18", "0.6.8.post1", "0.7.0"):
         assert plan["releases"][r]["status"] == "same", r
     assert plan["fi_compat"]["needs_written_for"]
-    untouched = _site(scanned, "call", "flashinfer.decode.trtllm_batch_decode_sparse_mla_dsv4")
+    untouched = _site(
+        scanned, "call", "flashinfer.gemm.gemm_base.get_fp8_blockscale_gemm_runner_sm90"
+    )
     assert untouched["fi_compat"] == {"covered": False}
 
 
@@ -349,7 +351,7 @@ def test_migrate_dry_run_prints_a_diff_and_writes_nothing(
     assert "+from fi_compat.fused_moe import RoutingMethodType, trtllm_fp4_block_scale_moe" in out
     assert "would rewrite 3 files" in out
     assert (
-        "layers/gdn.py:31 flashinfer.decode.trtllm_batch_decode_sparse_mla_dsv4" in out
+        "layers/gdn.py:31 flashinfer.gemm.gemm_base.get_fp8_blockscale_gemm_runner_sm90" in out
     )  # listed, untouched
 
 
@@ -373,7 +375,7 @@ def test_migrate_write_keeps_layout_and_meaning(engine_copy: Path) -> None:
     assert "fi_compat.norm.rmsnorm(x, weight, eps)" in gdn
     assert "import flashinfer.norm as fi_norm" not in gdn
     assert (
-        "flashinfer.decode.trtllm_batch_decode_sparse_mla_dsv4(" in gdn
+        "flashinfer.gemm.gemm_base.get_fp8_blockscale_gemm_runner_sm90(" in gdn
         and "\nimport flashinfer\n" in gdn
     )
     # what the rewritten code names exists in fi_compat (no FlashInfer needed), and the

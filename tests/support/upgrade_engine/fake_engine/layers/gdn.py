@@ -26,8 +26,6 @@ def sample(logits, top_k, top_p):
     return flashinfer.sampling.top_k_top_p_sampling_from_logits(logits, top_k, top_p)
 
 
-def dsv4_decode(q, kv_cache, workspace, sparse_indices, compressed_kv_cache):
+def fp8_gemm_runner():
     # not covered by fi_compat: left to FlashInfer
-    return flashinfer.decode.trtllm_batch_decode_sparse_mla_dsv4(
-        q, kv_cache, workspace, sparse_indices, compressed_kv_cache
-    )
+    return flashinfer.gemm.gemm_base.get_fp8_blockscale_gemm_runner_sm90()
