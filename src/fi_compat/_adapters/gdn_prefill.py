@@ -380,7 +380,7 @@ _POOL_NATIVE = (
 )
 
 
-_POOL_MAJORS: dict[str, frozenset[int]] = {}  # release -> its _POOL_NATIVE majors
+_POOL_MAJORS: dict[str | None, frozenset[int]] = {}  # release -> its _POOL_NATIVE majors
 
 
 def _pool_native(adapter: Adapter, q: Any) -> bool:
