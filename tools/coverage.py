@@ -82,18 +82,6 @@ LEFT = {
     "make_nvfp4_global_scale": (
         "flashinfer.quantization.nvfp4_quantization_utils 0.7.0+, with current_nvfp4_4over6_config"
     ),
-    # a name at two FlashInfer modules that are two functions: served at one of them
-    "gated_delta_rule_mtp": (
-        "flashinfer.gdn_kernels.gdn_decode_bf16_state's is another function (the BF16-state "
-        "MTP kernel, 0.6.8+: A_log, a, dt_bias, softplus_beta, ..., initial_state_source, "
-        "use_qk_l2norm_in_kernel; parameters inserted mid-list in 0.6.9 and 0.6.14), so the "
-        "flashinfer.gdn_decode facade cannot stand in for it; its own facade needs its "
-        "release behaviour read: intermediate_states_buffer indexed by pool slot in "
-        "0.6.8-0.6.10 and by batch row from 0.6.11 (S > T steps or a strided view from "
-        "0.7.4), initial_state_indices=None refused from 0.6.11, a padded state pool "
-        "reshaped into a copy in 0.6.8-0.6.11, a per-batch-size cached buffer returned "
-        "for output=None in 0.6.11-0.6.17, fp16 read as bf16 before 0.6.18"
-    ),
 }
 
 

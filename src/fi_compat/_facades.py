@@ -23,6 +23,7 @@ FACADES: dict[str, tuple[str, str]] = {
     "rope": ("flashinfer.rope", "fi_compat._adapters.rope"),
     "sampling": ("flashinfer.sampling", "fi_compat._adapters.sampling"),
     "gdn_decode": ("flashinfer.gdn_decode", "fi_compat._adapters.gdn_decode"),
+    "gdn_kernels": ("flashinfer.gdn_kernels", "fi_compat._adapters.gdn_kernels"),
     "mamba": ("flashinfer.mamba", "fi_compat._adapters.mamba"),
     "mhc": ("flashinfer.mhc", "fi_compat._adapters.mhc"),
     "kda_decode": ("flashinfer.kda_decode", "fi_compat._adapters.kda_decode"),

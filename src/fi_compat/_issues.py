@@ -262,6 +262,42 @@ ISSUES: tuple[dict[str, object], ...] = (
         "confirmed": True,
     },
     {
+        "id": "gdn-bf16-state-import-needs-gpu-0.6.8",
+        "releases": ("0.6.8", "0.6.12"),
+        "arch": "any",
+        "feature": "import.gdn_decode",
+        "kind": "import",
+        "summary": "in 0.6.8-0.6.11.post3, flashinfer.gdn_kernels.gdn_decode_bf16_state reads "
+        "the GPU at module scope (NUM_SMS = torch.cuda.get_device_properties(0)"
+        ".multi_processor_count), so it cannot be imported on a host without a CUDA GPU (a "
+        "torch build without CUDA: "
+        "AssertionError 'Torch not compiled with CUDA enabled'; no device: RuntimeError); "
+        "flashinfer.gdn_decode imports it too. 0.6.12-0.6.13 and 0.7.1+ query the GPU at "
+        "the call (measured on CPU-only torch with 0.6.8.post1, 0.6.11, 0.6.14)",
+        "ref": "gdn_kernels/gdn_decode_bf16_state.py l.2262 (0.6.8), l.2295 (0.6.9-0.6.10.post1), "
+        "l.1389 (0.6.11-0.6.11.post3)",
+        "workaround": "a host with a CUDA GPU, or pip install 'flashinfer-python>=0.7.1'",
+        "confirmed": True,
+    },
+    {
+        "id": "gdn-bf16-state-import-needs-gpu-0.6.14",
+        "releases": ("0.6.14", "0.7.1"),
+        "arch": "any",
+        "feature": "import.gdn_decode",
+        "kind": "import",
+        "summary": "in 0.6.14-0.7.0.post1, flashinfer.gdn_kernels.gdn_decode_bf16_state reads "
+        "the GPU at module scope (NUM_SMS = torch.cuda.get_device_properties(0)"
+        ".multi_processor_count), so it cannot be imported on a host without a CUDA GPU (a "
+        "torch build without CUDA: "
+        "AssertionError 'Torch not compiled with CUDA enabled'; no device: RuntimeError); "
+        "flashinfer.gdn_decode imports it too. 0.6.12-0.6.13 and 0.7.1+ query the GPU at "
+        "the call (measured on CPU-only torch with 0.6.8.post1, 0.6.11, 0.6.14)",
+        "ref": "gdn_kernels/gdn_decode_bf16_state.py l.2701 (0.6.14-0.6.17), l.2703 (0.6.18), "
+        "l.2705 (0.7.0-0.7.0.post1)",
+        "workaround": "a host with a CUDA GPU, or pip install 'flashinfer-python>=0.7.1'",
+        "confirmed": True,
+    },
+    {
         "id": "comm-import-libcudart-not-loaded",
         "releases": ("0.2.7.post1", "0.6.14"),
         "arch": "any",

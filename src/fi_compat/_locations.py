@@ -664,6 +664,10 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
         "flashinfer.fused_moe": ("0.6.0", None),
         "flashinfer.fused_moe.fused_routing_dsv3": ("0.6.0", None),
     },
+    "gated_delta_rule_bf16state_cooprow_mtp": {
+        "flashinfer.gdn_kernels": ("0.6.8", None),
+        "flashinfer.gdn_kernels.gdn_decode_bf16_state": ("0.6.8", None),
+    },
     "gated_delta_rule_decode": {
         "flashinfer.gdn_decode": ("0.6.2", None),
     },
@@ -673,6 +677,8 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
     },
     "gated_delta_rule_mtp": {
         "flashinfer.gdn_decode": ("0.6.2", None),
+        "flashinfer.gdn_kernels": ("0.6.8", None),
+        "flashinfer.gdn_kernels.gdn_decode_bf16_state": ("0.6.8", None),
     },
     "gelu_and_mul": {
         "flashinfer": ("0.2.0.post1", None),
@@ -1370,6 +1376,7 @@ LOCATIONS: dict[str, dict[str, tuple[str, str | None]]] = {
 ALIASES: dict[str, str] = {
     "FP4QuantizationSFLayout": "QuantizationSFLayout",
     "batch_decode_sparse_mla_dsv4": "trtllm_batch_decode_sparse_mla_dsv4",
+    "gated_delta_rule_bf16state_cooprow_mtp": "gated_delta_rule_mtp",
     "nvfp4_block_scale_interleave": "block_scale_interleave",
     "sampling_softmax": "softmax",
     "top_k_renorm_prob": "top_k_renorm_probs",

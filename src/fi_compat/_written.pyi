@@ -14,6 +14,7 @@ from fi_compat import cute_dsl as _cute_dsl
 from fi_compat import decode as _decode
 from fi_compat import fused_moe as _fused_moe
 from fi_compat import gdn_decode as _gdn_decode
+from fi_compat import gdn_kernels as _gdn_kernels
 from fi_compat import gdn_prefill as _gdn_prefill
 from fi_compat import gemm as _gemm
 from fi_compat import kda_decode as _kda_decode
@@ -57,6 +58,8 @@ class WrittenFor:
     def fused_moe(self) -> _fused_moe._Written: ...
     @property
     def gdn_decode(self) -> _gdn_decode._Written: ...
+    @property
+    def gdn_kernels(self) -> _gdn_kernels._Written: ...
     @property
     def gdn_prefill(self) -> _gdn_prefill._Written: ...
     @property

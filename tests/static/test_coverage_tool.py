@@ -3,6 +3,7 @@ the inventory (tests/support/engine_usage_excerpt.md), and docs/uncovered.md kep
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
 import sys
@@ -57,11 +58,15 @@ def test_reachability_is_at_the_module_the_engine_imports_from() -> None:
     assert REACH.reachable(BY_NAME["ActivationType"])
     # a facade served where the engine imports it (flashinfer.decode, 0.6.12+)
     assert REACH.reachable(BY_NAME["trtllm_batch_decode_sparse_mla_dsv4"])
-    # served at flashinfer.gdn_decode but not at the bf16-state kernel module SGLang uses
+    # one name, two FlashInfer functions: each module the engines import it from is served
+    # (fi_compat.gdn_decode and fi_compat.gdn_kernels)
     mtp = BY_NAME["gated_delta_rule_mtp"]
-    assert "flashinfer.gdn_kernels.gdn_decode_bf16_state" not in LOCATIONS[mtp.name]
-    assert not REACH.reachable(mtp)
-    assert "gdn_decode_bf16_state" in cov.reason(mtp, REACH)
+    assert "flashinfer.gdn_kernels.gdn_decode_bf16_state" in LOCATIONS[mtp.name]
+    assert REACH.reachable(mtp)
+    # a module fi_compat does not serve the name at: not reached, and the reason says where
+    elsewhere = dataclasses.replace(mtp, modules=(*mtp.modules, "flashinfer.gdn_kernels.other"))
+    assert not REACH.reachable(elsewhere)
+    assert cov.reason(elsewhere, REACH).startswith("not yet at flashinfer.gdn_kernels.other")
     # wrapper methods: an entry point, a legacy name the facade class keeps, a backend query
     assert REACH.reachable(BY_NAME["BatchDecodeWithPagedKVCacheWrapper.plan"])
     assert REACH.reachable(BY_NAME["BatchPrefillWithPagedKVCacheWrapper.begin_forward"])
@@ -93,7 +98,6 @@ def test_reasons_for_what_is_not_reached() -> None:
         ("get_artifact", "out of scope: build-internal"),
         ("_sparse_mla_sm120_paged_attention", "out of scope: private"),
         ("all_reduce_reg", "absent from every release"),
-        ("gated_delta_rule_mtp", "not yet at flashinfer.gdn_kernels.gdn_decode_bf16_state"),
     ]:
         assert not REACH.reachable(BY_NAME[name]), name
         assert words in cov.reason(BY_NAME[name], REACH), (name, cov.reason(BY_NAME[name], REACH))
@@ -121,7 +125,8 @@ def test_main_prints_before_and_now(capsys: pytest.CaptureFixture[str], tmp_path
     out = capsys.readouterr().out
     assert re.search(r"^all\s+\d+ ->\s+\d+ / 14 ", out, re.M), out
     page = docs.read_text()
-    assert "`gated_delta_rule_mtp`" in page and "`silu_and_mul`" not in page
+    assert "`get_artifact`" in page and "`silu_and_mul`" not in page
+    assert "`gated_delta_rule_mtp`" not in page
     assert "`trtllm_batch_decode_sparse_mla_dsv4`" not in page
 
 
