@@ -1,10 +1,7 @@
 """Real ``flashinfer.gdn_decode`` kernels through fi_compat vs the float32 recurrence, on
 one release per interpreter (tests/gpu/README.md has the table).
 
-The reference, per request and value head ``hv`` (q/k head ``hv // (HV / H)``), state
-``S[v, k]``: q and k L2-normalised (``x / sqrt(sum x^2 + 1e-6)``), ``q *= K ** -0.5``;
-``g = exp(-exp(A_log) * softplus(a + dt_bias))``, ``beta = sigmoid(b)``;
-``S <- g S``; ``S <- S + beta (v - S k) k^T``; ``o = S q``, token by token.
+The reference is ``tests/support/gdn_reference.py``.
 
 Marked ``gpu``: skipped without CUDA.  ``FI_COMPAT_GPU_REPORT=path`` appends one JSON line
 per check (release, max abs error, first-call seconds).
@@ -28,6 +25,7 @@ if not torch.cuda.is_available():  # pragma: no cover - CPU hosts
 import fi_compat  # noqa: E402
 from fi_compat import device, gdn_decode  # noqa: E402
 from fi_compat.registry import at_least, place  # noqa: E402
+from support.gdn_reference import recurrence  # noqa: E402
 
 RELEASE = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
 DEV = "cuda"
@@ -74,25 +72,8 @@ def _inputs(t: int, dtype: torch.dtype, seed: int) -> dict[str, torch.Tensor]:
 
 def _reference(x: dict[str, torch.Tensor], s0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The recurrence in float32 from ``s0`` ``[B, HV, V, K]``; (output, final state)."""
-    q, k, v = (x[n].float() for n in ("q", "k", "v"))
-    rep = HV // H
-    q = q.repeat_interleave(rep, dim=2)
-    k = k.repeat_interleave(rep, dim=2)
-    q = q / torch.sqrt((q * q).sum(-1, keepdim=True) + 1e-6) * K**-0.5
-    k = k / torch.sqrt((k * k).sum(-1, keepdim=True) + 1e-6)
-    sp = torch.nn.functional.softplus(x["a"].float() + x["dt_bias"].float())
-    gate = torch.exp(-torch.exp(x["A_log"].float()) * sp)  # [B, T, HV]
-    beta = torch.sigmoid(x["b"].float())
-    s = s0.float().clone()
-    outs = []
-    for t in range(q.shape[1]):
-        s = s * gate[:, t, :, None, None]
-        kt = k[:, t]  # [B, HV, K]
-        pred = torch.einsum("bhvk,bhk->bhv", s, kt)
-        u = beta[:, t, :, None] * (v[:, t] - pred)
-        s = s + u[..., :, None] * kt[..., None, :]
-        outs.append(torch.einsum("bhvk,bhk->bhv", s, q[:, t]))
-    return torch.stack(outs, 1), s
+    out, final, _ = recurrence(x, s0)
+    return out, final
 
 
 def test_pretranspose_float32_state() -> None:

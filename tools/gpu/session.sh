@@ -23,6 +23,7 @@ sel() {  # group -> pytest arguments
     topk) echo "tests/gpu/test_topk_gpu.py -o faulthandler_timeout=240";;
     mlah) echo "tests/gpu/test_mla_helpers_gpu.py";;
     attnk) echo "tests/gpu/test_attn_kernels_gpu.py";;
+    gdnk) echo "tests/gpu/test_gdn_kernels_gpu.py tests/gpu/test_gdn_decode_gpu.py";;
     *) echo "";;
   esac
 }
