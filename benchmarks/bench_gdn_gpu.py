@@ -130,7 +130,17 @@ def main() -> int:
     ap.add_argument("--per", type=int, default=20, help="calls per round in the pipelined mode")
     ap.add_argument("--shape", action="append", choices=sorted(SHAPES), help="default: all")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument(
+        "--stand-in",
+        metavar="RELEASE",
+        help="without FlashInfer: both arms call a stand-in with RELEASE's real signature "
+        "(its snapshot) that returns (q, initial_state), and the facade is the installed "
+        "path's (FI_COMPAT_FLASHINFER_VERSION=RELEASE); the same rounds, so what remains is "
+        "fi_compat's own host time on this machine, with CUDA tensors",
+    )
     a = ap.parse_args()
+    if a.stand_in:
+        os.environ["FI_COMPAT_FLASHINFER_VERSION"] = a.stand_in
 
     try:
         import torch
@@ -153,16 +163,24 @@ def main() -> int:
             f"flashinfer-python {release} ({dist.location}); run one release per interpreter"
         )
         return 2
-    t0 = time.perf_counter()
-    try:
-        import flashinfer.gdn_prefill as fgdn
-    except Exception as exc:
-        return skip(f"flashinfer.gdn_prefill not importable on {release}: {exc!r}", a.json)
-    import_s = time.perf_counter() - t0
     from fi_compat import gdn_prefill
 
-    direct = fgdn.chunk_gated_delta_rule
     facade = gdn_prefill.chunk_gated_delta_rule
+    t0 = time.perf_counter()
+    if a.stand_in:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        import bench_gdn_prefill
+
+        direct = bench_gdn_prefill.trivial_for(release, "return (q, initial_state)")
+        facade.adapter._set_target(direct)
+    else:
+        try:
+            import flashinfer.gdn_prefill as fgdn
+        except Exception as exc:
+            return skip(f"flashinfer.gdn_prefill not importable on {release}: {exc!r}", a.json)
+        direct = fgdn.chunk_gated_delta_rule
+    import_s = time.perf_counter() - t0
     cu_dtype = torch.int32 if at_least(place(dist.public), "0.7.0") else torch.int64
     cap = torch.cuda.get_device_capability()
     res: dict[str, Any] = {
@@ -173,6 +191,7 @@ def main() -> int:
         "torch": torch.__version__,
         "fi_compat": fi_compat.__version__,
         "cu_seqlens": str(cu_dtype).removeprefix("torch."),
+        "stand_in": bool(a.stand_in),
         "import_flashinfer_gdn_prefill_s": round(import_s, 2),
         "rounds": a.rounds,
         "per": a.per,
