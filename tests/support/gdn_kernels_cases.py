@@ -109,6 +109,26 @@ def case_fp16_is_computed_as_bf16(name: str, release: str, sig: Any = None) -> N
         assert out.dtype == torch.bfloat16
 
 
+def case_strided_inputs_by_release(name: str, release: str, sig: Any = None) -> None:
+    """A fused-QKV view (q, k, v slices of one tensor) and a transposed ``a``: contiguous
+    copies with the same values before 0.6.14 (static kernel layouts), as they are after."""
+    kw = args(name)
+    qkv = torch.randn(B, T, 2 * H + HV, K).to(torch.bfloat16)
+    kw["q"], kw["k"], kw["v"] = qkv[:, :, :H], qkv[:, :, H : 2 * H], qkv[:, :, 2 * H :]
+    kw["a"] = torch.randn(B, HV, T).to(torch.bfloat16).transpose(1, 2)
+    assert not kw["q"].is_contiguous() and not kw["a"].is_contiguous()
+    f, spy = facade(name, release, sig)
+    f(**kw)
+    sent = spy.last
+    native = at_least(place(release), "0.6.14")
+    for n in ("q", "k", "v", "a"):
+        if native:
+            assert sent[n] is kw[n], n
+        else:
+            assert sent[n].is_contiguous() and torch.equal(sent[n], kw[n]), n
+    assert sent["b"] is kw["b"]  # contiguous: passed as it is
+
+
 def case_output_none_is_fresh(name: str, release: str, sig: Any = None) -> None:
     """``output=None`` never returns a tensor a later call overwrites."""
     kw = args(name)
@@ -248,6 +268,7 @@ def case_bad_input_is_refused(name: str, release: str, sig: Any = None) -> None:
 CASES = [
     case_calls_bind_by_name,
     case_fp16_is_computed_as_bf16,
+    case_strided_inputs_by_release,
     case_output_none_is_fresh,
     case_indices_required,
     case_pool_layout_by_release,

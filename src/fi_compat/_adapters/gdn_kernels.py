@@ -204,6 +204,44 @@ class KernelDtypes(Normalizer):
         return None
 
 
+class StaticLayouts(Normalizer):
+    """0.6.8-0.6.13: ``q``/``k``/``v``/``a``/``b`` as contiguous copies where they are not
+    (a fused-QKV view, a transposed ``a``); copy-free for contiguous tensors.
+
+    Those releases hand them to the kernel with ``from_dlpack(t, assumed_align=32)``
+    without ``mark_layout_dynamic`` (0.6.13 ``gdn_decode_bf16_state.py:
+    gated_delta_rule_mtp``, ``q_ = from_dlpack(q, ...)``), so the compiled kernel holds the
+    strides of the first call's tensors, and the compiled-kernel cache key has none of
+    them: a later call of the same shapes with other strides runs that kernel and reads
+    its inputs wrongly, without an error.  fi_compat hands every call contiguous tensors,
+    so all its calls share one layout.  0.6.14 marks the layouts dynamic
+    (``_mark_batch_dynamic``)."""
+
+    args = ("q", "k", "v", "a", "b")
+    out = args
+    boundaries = ("0.6.14",)
+
+    @staticmethod
+    def applies(p: Placement | None) -> bool:
+        return p is not None and not at_least(p, "0.6.14")
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        if not self.applies(adapter.placement):
+            return None
+
+        def dense(*ts: Any) -> tuple[Any, ...]:
+            if all(t is None or t.is_contiguous() for t in ts):
+                return ts
+            return tuple(t if t is None or t.is_contiguous() else t.contiguous() for t in ts)
+
+        return dense
+
+    def describe(self, p: Placement) -> str | None:
+        if self.applies(p):
+            return "strided q/k/v/a/b passed as contiguous copies (the kernel's layout is static)"
+        return None
+
+
 class FreshOutput(Normalizer):
     """0.6.11-0.6.17: ``output=None`` allocates a fresh bf16 ``[B, T, HV, V]`` and passes
     it (those releases return a cached buffer the next call overwrites); zero-filled, so
@@ -389,7 +427,13 @@ def _mtp() -> EntryPoint:
         },
         validate=_check,
         prepare=_prepare,
-        normalizers=(KernelDtypes(), FreshOutput(), PoolLayout(), IntermediateBuffer()),
+        normalizers=(
+            KernelDtypes(),
+            StaticLayouts(),
+            FreshOutput(),
+            PoolLayout(),
+            IntermediateBuffer(),
+        ),
         devices=ew.any_cuda_device,
         feature="gdn_decode",
         optional_deps=(
