@@ -543,24 +543,15 @@ TARGETS = {
 
 
 def aten_ops(case: Case) -> dict[str, list[str]]:
-    """The aten ops each arm of ``case`` dispatches in one warm call: the facade's
-    (checks on / off) minus nothing; the direct call dispatches none (a stand-in)."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Count(TorchDispatchMode):
-        def __init__(self) -> None:
-            super().__init__()
-            self.ops: list[str] = []
-
-        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kw: Any = None) -> Any:
-            self.ops.append(str(func))
-            return func(*args, **(kw or {}))
+    """The aten ops the facade of ``case`` dispatches in one warm call, checks on and off
+    (the stand-in FlashInfer function dispatches none)."""
+    from bench_gdn_prefill import CountOps
 
     out: dict[str, list[str]] = {}
     for arm, mode in (("on", True), ("off", False)):
         case.adapter.set_validation(mode)
         case.call()  # warm
-        with Count() as c:
+        with CountOps() as c:
             case.call()
         out[arm] = c.ops
     case.adapter.set_validation(True)

@@ -25,7 +25,7 @@ if not torch.cuda.is_available():  # pragma: no cover - CPU hosts
 import fi_compat  # noqa: E402
 from fi_compat import device, gdn_decode  # noqa: E402
 from fi_compat.registry import at_least, place  # noqa: E402
-from support.gdn_reference import recurrence  # noqa: E402
+from support.gdn_reference import inputs, recurrence  # noqa: E402
 
 RELEASE = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
 DEV = "cuda"
@@ -54,20 +54,7 @@ def _err(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def _inputs(t: int, dtype: torch.dtype, seed: int) -> dict[str, torch.Tensor]:
-    g = torch.Generator(device=DEV).manual_seed(seed)
-
-    def r(*shape: int, scale: float = 1.0) -> torch.Tensor:
-        return torch.randn(*shape, generator=g, device=DEV) * scale
-
-    return {
-        "q": r(B, t, H, K).to(dtype),
-        "k": r(B, t, H, K).to(dtype),
-        "v": r(B, t, HV, K).to(dtype),
-        "A_log": r(HV, scale=0.5),
-        "a": r(B, t, HV).to(dtype),
-        "dt_bias": r(HV, scale=0.5),
-        "b": r(B, t, HV).to(dtype),
-    }
+    return inputs(B, t, H, HV, K, dtype, seed, DEV)
 
 
 def _reference(x: dict[str, torch.Tensor], s0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

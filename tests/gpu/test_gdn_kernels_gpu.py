@@ -29,7 +29,7 @@ if not torch.cuda.is_available():  # pragma: no cover - CPU hosts
 import fi_compat  # noqa: E402
 from fi_compat import gdn_kernels  # noqa: E402
 from fi_compat.registry import at_least, place  # noqa: E402
-from support.gdn_reference import recurrence  # noqa: E402
+from support.gdn_reference import inputs, recurrence  # noqa: E402
 
 RELEASE = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
 DEV = "cuda"
@@ -46,20 +46,7 @@ def _report(name: str, **fields: Any) -> None:
 
 
 def _inputs(dtype: torch.dtype, seed: int) -> dict[str, torch.Tensor]:
-    g = torch.Generator(device=DEV).manual_seed(seed)
-
-    def r(*shape: int, scale: float = 1.0) -> torch.Tensor:
-        return torch.randn(*shape, generator=g, device=DEV) * scale
-
-    return {
-        "q": r(B, T, H, K).to(dtype),
-        "k": r(B, T, H, K).to(dtype),
-        "v": r(B, T, HV, K).to(dtype),
-        "A_log": r(HV, scale=0.5),
-        "a": r(B, T, HV).to(dtype),
-        "dt_bias": r(HV, scale=0.5),
-        "b": r(B, T, HV).to(dtype),
-    }
+    return inputs(B, T, H, HV, K, dtype, seed, DEV)
 
 
 def _call(x: dict[str, torch.Tensor], pool: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:

@@ -7,49 +7,18 @@ release the typed error naming it."""
 
 from __future__ import annotations
 
-import inspect
-import os
 from typing import Any
 
 import pytest
 
-from fi_compat import errors
-from fi_compat.detection import Distribution
-from fi_compat.registry import at_least, place
 from support.attn_kernels_cases import CASES, SPECS
+from support.live import MARKS, case_rows, run_policy
 
-CELL = os.environ.get("FI_COMPAT_CELL")
-pytestmark = [
-    pytest.mark.contract,
-    pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
-    # `import flashinfer` crashes in these cells; a crashed import leaves submodules in
-    # sys.modules that later tests of the same cell would reach (test_registry_contract
-    # checks the documented failure for every facade module)
-    pytest.mark.skipif(
-        os.environ.get("FI_COMPAT_CELL_EXPECT") == "import-crash",
-        reason="import flashinfer fails here (import-crash)",
-    ),
-]
+pytestmark = MARKS
 
-ROWS = [(n, c) for n in SPECS for c in CASES[n]]
+ROWS, IDS = case_rows(SPECS, CASES)
 
 
-@pytest.mark.parametrize(
-    ("name", "case"), ROWS, ids=[f"{n}-{c.__name__.removeprefix('case_')}" for n, c in ROWS]
-)
+@pytest.mark.parametrize(("name", "case"), ROWS, ids=IDS)
 def test_live_policy(name: str, case: Any) -> None:
-    assert CELL is not None
-    e = SPECS[name]
-    a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
-    if not at_least(place(CELL), e.since):
-        with pytest.raises(
-            errors.UnsupportedFlashInferVersionError, match=e.since.replace(".", r"\.")
-        ):
-            a.resolve()
-        return
-    try:
-        real = a.resolve()
-    except errors.FlashInferImportError as exc:
-        assert os.environ.get("FI_COMPAT_CELL_EXPECT") != "live", exc
-        pytest.skip(f"{e.module} does not import here: {exc}")
-    case(name, CELL, inspect.signature(real))
+    run_policy(SPECS, name, case)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-import os
 
 import pytest
 
@@ -16,16 +15,9 @@ from fi_compat._adapters.autotuner import ALL_REEXPORTS, SPECS
 from fi_compat.detection import Distribution
 from fi_compat.registry import at_least, place
 from support.autotuner_cases import CASES
+from support.live import CELL, EXPECT, MARKS
 
-CELL = os.environ.get("FI_COMPAT_CELL")
-pytestmark = [
-    pytest.mark.contract,
-    pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
-    pytest.mark.skipif(
-        os.environ.get("FI_COMPAT_CELL_EXPECT") == "import-crash",
-        reason="import flashinfer fails here (import-crash)",
-    ),
-]
+pytestmark = MARKS
 
 
 def _real(name: str) -> object:
@@ -35,7 +27,7 @@ def _real(name: str) -> object:
     try:
         return a.resolve()
     except errors.FlashInferImportError as exc:
-        assert os.environ.get("FI_COMPAT_CELL_EXPECT") != "live", exc
+        assert EXPECT != "live", exc
         pytest.skip(f"flashinfer.autotuner does not import here: {exc}")
 
 

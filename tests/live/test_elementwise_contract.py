@@ -24,19 +24,9 @@ from support.elementwise_cases import (
     facade,
     newest_pdl,
 )
+from support.live import CELL, EXPECT, MARKS
 
-CELL = os.environ.get("FI_COMPAT_CELL")
-pytestmark = [
-    pytest.mark.contract,
-    pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
-    # `import flashinfer` crashes in these cells; a crashed import leaves submodules in
-    # sys.modules that later tests of the same cell would reach (test_registry_contract
-    # checks the documented failure for every facade module)
-    pytest.mark.skipif(
-        os.environ.get("FI_COMPAT_CELL_EXPECT") == "import-crash",
-        reason="import flashinfer fails here (import-crash)",
-    ),
-]
+pytestmark = MARKS
 
 
 @pytest.mark.parametrize("name", list(ENTRIES))
@@ -46,7 +36,7 @@ def test_live_calls_bind_and_mean_the_same(name: str) -> None:
     if not at_least(place(CELL), e.since):
         pytest.skip(f"{name} is not in flashinfer-python {CELL}")
     a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
-    expect = os.environ.get("FI_COMPAT_CELL_EXPECT")
+    expect = EXPECT
     dsl = os.environ.get("FI_COMPAT_CELL_DSL") == "1"
     if name in (FP4Q, QK) and not dsl and expect != "cubin-mismatch":
         # every release imports cutlass at the top of flashinfer.cute_dsl.rmsnorm_fp4quant
@@ -58,7 +48,7 @@ def test_live_calls_bind_and_mean_the_same(name: str) -> None:
     try:
         real = a.resolve()
     except errors.FlashInferImportError as exc:  # the cell's documented import outcome
-        assert os.environ.get("FI_COMPAT_CELL_EXPECT") != "live", exc
+        assert EXPECT != "live", exc
         pytest.skip(f"{e.module} does not import here: {exc}")
     sig = inspect.signature(real)
     f, spy = facade(name, CELL, sig)

@@ -6,7 +6,6 @@ replaced by a spy bound to ``inspect.signature`` of that function."""
 from __future__ import annotations
 
 import inspect
-import os
 from typing import Any
 
 import pytest
@@ -16,19 +15,9 @@ from fi_compat._adapters.gdn_kernels import SPECS
 from fi_compat.detection import Distribution
 from fi_compat.registry import at_least, place
 from support.gdn_kernels_cases import CASES
+from support.live import CELL, EXPECT, MARKS
 
-CELL = os.environ.get("FI_COMPAT_CELL")
-pytestmark = [
-    pytest.mark.contract,
-    pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
-    # `import flashinfer` crashes in these cells; a crashed import leaves submodules in
-    # sys.modules that later tests of the same cell would reach (test_registry_contract
-    # checks the documented failure for every facade module)
-    pytest.mark.skipif(
-        os.environ.get("FI_COMPAT_CELL_EXPECT") == "import-crash",
-        reason="import flashinfer fails here (import-crash)",
-    ),
-]
+pytestmark = MARKS
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
@@ -53,7 +42,7 @@ def test_live_policy(name: str, case: Any, monkeypatch: pytest.MonkeyPatch) -> N
         gpu_at_import = (at_least(pl, "0.6.8") and not at_least(pl, "0.6.12")) or (
             at_least(pl, "0.6.14") and not at_least(pl, "0.7.1")
         )
-        assert gpu_at_import or os.environ.get("FI_COMPAT_CELL_EXPECT") != "live", exc
+        assert gpu_at_import or EXPECT != "live", exc
         pytest.skip(f"flashinfer.gdn_kernels.gdn_decode_bf16_state does not import here: {exc}")
     import flashinfer.gdn_kernels.gdn_decode_bf16_state as home
 

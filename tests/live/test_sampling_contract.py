@@ -5,7 +5,6 @@ spy bound to ``inspect.signature`` of that function."""
 from __future__ import annotations
 
 import inspect
-import os
 from typing import Any
 
 import pytest
@@ -14,20 +13,10 @@ from fi_compat import errors
 from fi_compat._adapters.sampling import SPECS
 from fi_compat.detection import Distribution
 from fi_compat.registry import at_least, place
+from support.live import CELL, EXPECT, MARKS
 from support.sampling_cases import CASES
 
-CELL = os.environ.get("FI_COMPAT_CELL")
-pytestmark = [
-    pytest.mark.contract,
-    pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
-    # `import flashinfer` crashes in these cells; a crashed import leaves submodules in
-    # sys.modules that later tests of the same cell would reach (test_registry_contract
-    # checks the documented failure for every facade module)
-    pytest.mark.skipif(
-        os.environ.get("FI_COMPAT_CELL_EXPECT") == "import-crash",
-        reason="import flashinfer fails here (import-crash)",
-    ),
-]
+pytestmark = MARKS
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
@@ -41,7 +30,7 @@ def test_live_policy(name: str, case: Any, monkeypatch: pytest.MonkeyPatch) -> N
     try:
         real = a.resolve()
     except errors.FlashInferImportError as exc:
-        assert os.environ.get("FI_COMPAT_CELL_EXPECT") != "live", exc
+        assert EXPECT != "live", exc
         pytest.skip(f"flashinfer.sampling does not import here: {exc}")
     extra = {"monkeypatch": monkeypatch} if "monkeypatch" in case.__code__.co_varnames else {}
     case(name, CELL, inspect.signature(real), **extra)

@@ -5,7 +5,6 @@ innermost call replaced by a spy bound to ``inspect.signature`` of that function
 from __future__ import annotations
 
 import inspect
-import os
 from typing import Any
 
 import pytest
@@ -14,17 +13,10 @@ from fi_compat import errors
 from fi_compat._adapters.mamba import SPECS
 from fi_compat.detection import Distribution
 from fi_compat.registry import at_least, place
+from support.live import CELL, EXPECT, MARKS
 from support.ssm_cases import CASES, NAME
 
-CELL = os.environ.get("FI_COMPAT_CELL")
-pytestmark = [
-    pytest.mark.contract,
-    pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
-    pytest.mark.skipif(
-        os.environ.get("FI_COMPAT_CELL_EXPECT") == "import-crash",
-        reason="import flashinfer fails here (import-crash)",
-    ),
-]
+pytestmark = MARKS
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
@@ -37,7 +29,7 @@ def test_live_policy(case: Any) -> None:
     try:
         real = a.resolve()
     except errors.FlashInferImportError as exc:
-        assert os.environ.get("FI_COMPAT_CELL_EXPECT") != "live", exc
+        assert EXPECT != "live", exc
         pytest.skip(f"flashinfer.mamba does not import here: {exc}")
     assert real.__name__ == NAME
     case(CELL, inspect.signature(real))

@@ -8,7 +8,6 @@ CUDA; the buckets of 0.6.10+), and where the release lacks a function the typed 
 from __future__ import annotations
 
 import importlib
-import os
 
 import pytest
 
@@ -16,16 +15,9 @@ from fi_compat import errors
 from fi_compat._adapters.fused_moe import BUCKETS
 from fi_compat._adapters.utils import SPECS
 from fi_compat.registry import at_least, place
+from support.live import CELL, MARKS
 
-CELL = os.environ.get("FI_COMPAT_CELL")
-pytestmark = [
-    pytest.mark.contract,
-    pytest.mark.skipif(CELL is None, reason="no FlashInfer release cell (run tools/matrix.py)"),
-    pytest.mark.skipif(
-        os.environ.get("FI_COMPAT_CELL_EXPECT") == "import-crash",
-        reason="import flashinfer fails here (import-crash)",
-    ),
-]
+pytestmark = MARKS
 
 
 def _module(name: str) -> object:

@@ -11,6 +11,26 @@ from __future__ import annotations
 import torch
 
 
+def inputs(
+    b: int, t: int, h: int, hv: int, k: int, dtype: torch.dtype, seed: int, device: str = "cuda"
+) -> dict[str, torch.Tensor]:
+    """Random decode inputs in ``dtype`` (``A_log`` and ``dt_bias`` float32), seeded."""
+    g = torch.Generator(device=device).manual_seed(seed)
+
+    def r(*shape: int, scale: float = 1.0) -> torch.Tensor:
+        return torch.randn(*shape, generator=g, device=device) * scale
+
+    return {
+        "q": r(b, t, h, k).to(dtype),
+        "k": r(b, t, h, k).to(dtype),
+        "v": r(b, t, hv, k).to(dtype),
+        "A_log": r(hv, scale=0.5),
+        "a": r(b, t, hv).to(dtype),
+        "dt_bias": r(hv, scale=0.5),
+        "b": r(b, t, hv).to(dtype),
+    }
+
+
 def recurrence(
     x: dict[str, torch.Tensor], s0: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
