@@ -66,9 +66,6 @@ OUT_OF_SCOPE_GROUPS = {
         "operation"
     ),
 }
-# capability helpers answered by fi_compat.device (docs/capabilities.md); none left
-# uncovered now (fi_compat.utils serves get_compute_capability and is_sm100a_supported)
-CAPABILITY_HELPERS: dict[str, str] = {}
 # names left uncovered on purpose for now, each with why (docs/uncovered.md)
 LEFT = {
     "TunableRunner": (
@@ -211,8 +208,6 @@ def reason(row: Row, reach: Reach) -> str:
     private = [p for p in (row.name, *row.modules) for p in p.split(".") if p.startswith("_")]
     if private:
         return f"out of scope: private FlashInfer name ({private[0]})"
-    if row.name in CAPABILITY_HELPERS:
-        return f"answered by {CAPABILITY_HELPERS[row.name]} (docs/capabilities.md)"
     if "absent from every release" in row.drift:
         return "not yet (" + row.drift.strip() + "; newer than the scan, or engine-side)"
     if row.name in LEFT:
