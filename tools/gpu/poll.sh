@@ -1,11 +1,12 @@
 #!/bin/bash
 # usage (device): bash tools/gpu/poll.sh SECONDS
-# Waits up to SECONDS for the chains of tools/gpu/session.sh (until the benchmarks are
-# done), prints progress, and copies /tmp/res to $OUT as one archive plus the benchmark
+# Waits up to SECONDS for the chains of tools/gpu/session.sh (until every test group is
+# done and the benchmarks, if any were queued, too), prints progress, and copies /tmp/res to $OUT as one archive plus the benchmark
 # JSON files (at most 8 files come back).
 set -u
 end=$(( $(date +%s) + $1 ))
-while [ ! -f /tmp/res/bench-done ] && [ $(date +%s) -lt $end ]; do sleep 10; done
+busy() { ls /tmp/res/running-* > /dev/null 2>&1 || { [ -f /tmp/res/bench-queued ] && [ ! -f /tmp/res/bench-done ]; }; }
+while busy && [ $(date +%s) -lt $end ]; do sleep 10; done
 date -u +%T; ls /tmp/res/running-* 2>/dev/null | sed 's#.*/running-#running: #'
 for f in /tmp/res/*.log; do echo "== $f"; tail -3 "$f"; done
 if [ -n "${OUT:-}" ]; then

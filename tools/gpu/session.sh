@@ -48,6 +48,7 @@ for spec in "$@"; do
   done
 done
 [ ${#benches[@]} -gt 0 ] || exit 0
+touch /tmp/res/bench-queued
 setsid nohup bash -c "
   while ls /tmp/res/running-* > /dev/null 2>&1 && [ \$(date +%s) -lt $deadline ]; do sleep 5; done
   echo benches start \$(date -u +%T) >> /tmp/res/bench.log
