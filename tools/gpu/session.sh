@@ -24,6 +24,7 @@ sel() {  # group -> pytest arguments
     mlah) echo "tests/gpu/test_mla_helpers_gpu.py";;
     attnk) echo "tests/gpu/test_attn_kernels_gpu.py";;
     gdnk) echo "tests/gpu/test_gdn_kernels_gpu.py tests/gpu/test_gdn_decode_gpu.py";;
+    mtp) echo "tests/gpu/test_gdn_kernels_gpu.py";;
     *) echo "";;
   esac
 }
