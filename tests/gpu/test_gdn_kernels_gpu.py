@@ -153,3 +153,18 @@ def test_output_none_gives_a_new_buffer_each_call() -> None:
     _report("mtp-output-none", aliased=first.data_ptr() == second.data_ptr())
     assert first.data_ptr() != second.data_ptr()
     assert torch.equal(first, kept)  # the second call did not overwrite the first result
+
+
+def test_int64_slot_indices_give_the_int32_result() -> None:
+    """Every release's kernels compile for int32 slots only (0.6.18+ raise
+    ``DSLUserCodeError`` for int64 at compile): fi_compat casts them on every release."""
+    x = _inputs(torch.bfloat16, 11)
+    pool0 = _pool(B + 2, HV, 4)
+    idx = torch.tensor([5, 0, 2, 3], dtype=torch.int64, device=DEV)
+    want_o, want_s, _ = recurrence(x, pool0[idx])
+    pool = pool0.clone()
+    out = _call(x, pool, idx)
+    torch.cuda.synchronize()
+    eo, es = _err(out, want_o), _err(pool[idx], want_s)
+    _report("mtp-int64-indices", max_err_out=eo, max_err_state=es)
+    assert eo < 5e-2 and es < 2e-2

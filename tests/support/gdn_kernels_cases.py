@@ -149,7 +149,7 @@ def case_output_none_is_fresh(name: str, release: str, sig: Any = None) -> None:
 
 def case_indices_required(name: str, release: str, sig: Any = None) -> None:
     """``initial_state_indices=None`` is refused on every release (0.6.11+ assert it);
-    int64 indices are cast to int32 before 0.6.18."""
+    int64 indices are cast to int32 on every release (the kernels compile for int32 only)."""
     kw = args(name)
     f, spy = facade(name, release, sig)
     with pytest.raises(errors.MissingArgumentError, match="initial_state_indices"):
@@ -160,8 +160,7 @@ def case_indices_required(name: str, release: str, sig: Any = None) -> None:
     assert spy.calls == []
     f(**{**kw, "initial_state_indices": kw["initial_state_indices"].long()})
     got = spy.last["initial_state_indices"]
-    native64 = at_least(place(release), "0.6.18")
-    assert got.dtype == (torch.int64 if native64 else torch.int32)
+    assert got.dtype == torch.int32
     assert got.tolist() == [3, 1]
 
 

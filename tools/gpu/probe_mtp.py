@@ -17,6 +17,13 @@ exception each raised.  Cases:
   int64_index   int64 ``initial_state_indices`` (fi_compat casts to int32)
   slot_order    a pool whose slots are not contiguous (``[N, K, HV, V]`` transposed):
                 fi_compat refuses it before 0.6.14
+  decode_pool_{bf16,f32}_{int32,int64}
+                ``flashinfer.gdn_decode.gated_delta_rule_decode_pretranspose`` (T = 1) on a
+                pool ``initial_state`` with int32 / int64 ``initial_state_indices`` (its
+                bf16-pool path hands the indices to the same bf16-state kernels)
+
+Every (case, route) runs in its own interpreter: 0.6.8-0.6.17 key their compiled
+kernels without dtypes, so one call's kernel would be reused by the next.
 
 Usage (device, checkout root): ``source /tmp/fienv-V.sh; PYTHONPATH=src:tests:$PYTHONPATH
 python3 tools/gpu/probe_mtp.py --out r.jsonl``.
@@ -26,6 +33,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -37,13 +46,42 @@ from support.gdn_reference import inputs, recurrence
 
 B, T, H, HV, K = 4, 3, 2, 4, 128
 DEV = "cuda"
+CASES = ["fp16", "strided", "output_none", "int64_index", "slot_order"] + [
+    f"decode_pool_{s}_{i}" for s in ("bf16", "f32") for i in ("int32", "int64")
+]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    out_path = ap.parse_args().out
+    ap.add_argument("--one", nargs=2, metavar=("CASE", "ROUTE"), help="run one, print its line")
+    opts = ap.parse_args()
+    if opts.one is None:
+        with open(opts.out, "a") as fh:
+            for case in CASES:
+                for route in ("direct", "fi_compat"):
+                    cmd = [sys.executable, __file__, "--out", opts.out, "--one", case, route]
+                    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+                    lines = [x for x in r.stdout.splitlines() if x.startswith("{")]
+                    line = (
+                        lines[-1]
+                        if lines
+                        else json.dumps(
+                            {
+                                "case": case,
+                                "route": route,
+                                "outcome": f"rc={r.returncode}",
+                                "stderr": r.stderr[-400:],
+                            }
+                        )
+                    )
+                    print(line, flush=True)
+                    fh.write(line + "\n")
+        return
+    import flashinfer.gdn_decode as fi_decode
     from flashinfer.gdn_kernels import gdn_decode_bf16_state as home
+
+    from fi_compat import gdn_decode
 
     release = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
     direct: Callable[..., Any] = home.gated_delta_rule_mtp
@@ -128,19 +166,27 @@ def main() -> None:
             )  # same values, HV outermost stride
             assert not odd.is_contiguous() and torch.equal(odd, p0)
             return err(call(f, x, odd, idx), odd, x, p0)
+        if case.startswith("decode_pool_"):
+            _, _, sdt, idt = case.split("_")
+            x = inputs(B, 1, H, HV, K, torch.bfloat16, 17, DEV)
+            p0 = pool0(6).to(torch.bfloat16 if sdt == "bf16" else torch.float32)
+            pool = p0.clone()
+            ix = idx.to(torch.int64 if idt == "int64" else torch.int32)
+            g = fi_decode.gated_delta_rule_decode_pretranspose
+            if route == "fi_compat":
+                g = gdn_decode.gated_delta_rule_decode_pretranspose
+            out, _ = g(q=x["q"], k=x["k"], v=x["v"], state=None, A_log=x["A_log"], a=x["a"],
+                       dt_bias=x["dt_bias"], b=x["b"], initial_state=pool,
+                       initial_state_indices=ix)  # fmt: skip
+            return err(out, pool, x, p0)
         raise ValueError(case)
 
-    cases = ["fp16", "strided", "output_none", "int64_index", "slot_order"]
-    with open(out_path, "a") as fh:
-        for case in cases:
-            for route in routes:
-                try:
-                    res: dict[str, Any] = {"outcome": "ran", **run(route, case)}
-                except Exception as exc:
-                    res = {"outcome": f"{type(exc).__name__}: {str(exc)[:300]}"}
-                line = {"release": release, "case": case, "route": route, **res}
-                print(json.dumps(line), flush=True)
-                fh.write(json.dumps(line) + "\n")
+    case, route = opts.one
+    try:
+        res: dict[str, Any] = {"outcome": "ran", **run(route, case)}
+    except Exception as exc:
+        res = {"outcome": f"{type(exc).__name__}: {str(exc)[:300]}"}
+    print(json.dumps({"release": release, "case": case, "route": route, **res}), flush=True)
 
 
 if __name__ == "__main__":

@@ -18,9 +18,14 @@ line numbers are of that file):
   ``disable_state_update`` (default ``False`` on every release).
 * ``initial_state_indices=None``: 0.6.8-0.6.10 read rows ``0..B-1`` (0.6.8 l.2514-2515),
   0.6.11+ assert it is given (0.6.11 l.1879-1882; 0.7.4 l.3673-3676): refused as missing
-  on every release.  int32 is what 0.6.8-0.6.17 compile the kernel for without a dtype
-  in the cache key (0.6.8 l.2579-2597); from 0.6.18 the key has the dtype
-  (``_dtype_key``, 0.7.4 l.2867-2877): other integer dtypes are cast before 0.6.18.
+  on every release.  Every release's kernels take int32 slots only: they join the loaded
+  slot with an ``Int32`` on the padding branch (``cache_idx = cutlass.Int32(0)``; 0.7.4
+  l.332, 1029, 2052), so an int64 tensor fails to compile (``DSLUserCodeError:
+  TYPE_UNSTABLE_JOIN``, measured on 0.6.18 and 0.7.4, H100, 2026-12-06), although 0.6.18
+  added the index dtype to the cache key (``_dtype_key``, 0.7.4 l.2867-2877) and 0.6.8-0.6.17
+  key the kernel without it (0.6.8 l.2579-2597: an int32 kernel then rejects an int64
+  call with ``ValueError: Mismatched Tensor``).  So other integer dtypes are cast to int32
+  on every release, as the kernels cast ``output_state_indices`` themselves.
 * A pool that is not contiguous: 0.6.8-0.6.11.post3 ``reshape`` it to ``[N*HV, V, K]``
   (0.6.8 l.2521, 0.6.11 l.1891), a copy for a padded pool, so the state updates land in
   the copy and are lost; 0.6.12 passes the 4-D pool and keys the kernel on the slot
@@ -392,9 +397,9 @@ def _mtp() -> EntryPoint:
         params=(
             Param(
                 "initial_state_indices",
-                dtypes=(("0.6.8", "int32"), ("0.6.18", None)),
+                dtypes=(("0.6.8", "int32"),),
                 note="pool slot read per request (required: 0.6.11+ assert it)",
-                ref="0.6.11 l.1879 assert; 0.6.18 _dtype_key",
+                ref="0.6.11 l.1879 assert; 0.7.4 l.332 Int32 join",
             ),
             Param("output_state_indices", note="pool slot written", ref="0.6.9"),
             Param(
