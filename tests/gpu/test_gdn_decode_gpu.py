@@ -119,6 +119,28 @@ def test_pretranspose_bf16_state() -> None:
     assert eo < 3e-2 and es < 2e-2
 
 
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+def test_pretranspose_bf16_pool(index_dtype: torch.dtype) -> None:
+    """A bf16 pool addressed by int32 or int64 slots: the bf16-state kernels compile for
+    int32 only (int64 fails to compile or bind on 0.6.8-0.7.4), fi_compat casts."""
+    if not at_least(place(RELEASE), "0.6.8"):
+        pytest.skip("the bf16 pool is 0.6.6+; its kernel compiles with this DSL from 0.6.8")
+    x = _inputs(1, torch.bfloat16, 5)
+    pool0 = (torch.randn(B + 2, HV, K, K, device=DEV) * 0.1).bfloat16()
+    idx = torch.tensor([4, 1, 0, 3], dtype=index_dtype, device=DEV)
+    want_o, want_s = _reference(x, pool0[idx.long()])
+    pool = pool0.clone()
+    out, _ = gdn_decode.gated_delta_rule_decode_pretranspose(
+        x["q"], x["k"], x["v"], None, x["A_log"], x["a"], x["dt_bias"], x["b"],
+        initial_state=pool, initial_state_indices=idx,
+    )  # fmt: skip
+    torch.cuda.synchronize()
+    eo, es = _err(out, want_o), _err(pool[idx.long()], want_s)
+    others = torch.equal(pool[[2, 5]], pool0[[2, 5]])
+    _report(f"pretranspose-bf16-pool-{index_dtype}", max_err_out=eo, max_err_state=es)
+    assert eo < 3e-2 and es < 2e-2 and others
+
+
 def test_decode_kv_layout() -> None:
     x = _inputs(1, torch.bfloat16, 3)
     s0 = torch.randn(B, HV, K, K, device=DEV) * 0.1  # [B, HV, V, K] for the reference

@@ -145,6 +145,25 @@ def case_state_forms_by_release(name: str, release: str, sig: Any = None) -> Non
         f(**{**kw, "state": None})
 
 
+def case_pool_index_dtype(name: str, release: str, sig: Any = None) -> None:
+    """int64 ``initial_state_indices`` of a bfloat16 pool reach the kernel as int32 (its
+    kernels compile for int32 only); a float32 pool's as they are; int32 without a copy."""
+    if name != "gated_delta_rule_decode_pretranspose" or not at_least(place(release), "0.6.6"):
+        return
+    f, spy = facade(name, release, sig)
+    for sdt in (torch.bfloat16, torch.float32):
+        for idt in (torch.int32, torch.int64):
+            kw = {**args(name, 1), "state": None}
+            kw["initial_state"] = torch.zeros(3, HV, K, K, dtype=sdt)
+            kw["initial_state_indices"] = torch.tensor([2, 0], dtype=idt)
+            f(**kw)
+            got = spy.last["initial_state_indices"]
+            if idt is torch.int32 or sdt is torch.float32:
+                assert got is kw["initial_state_indices"], (sdt, idt)
+            else:
+                assert got.dtype == torch.int32 and got.tolist() == [2, 0]
+
+
 def case_backend_by_release(name: str, release: str, sig: Any = None) -> None:
     if "backend" not in SPECS[name].params:
         return
@@ -186,6 +205,7 @@ CASES = [
     case_calls_bind_and_return_output_and_state,
     case_mtp_keeps_the_pool_by_default,
     case_state_forms_by_release,
+    case_pool_index_dtype,
     case_backend_by_release,
     case_bad_input_is_refused,
 ]

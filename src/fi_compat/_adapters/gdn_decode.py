@@ -47,14 +47,15 @@ if TYPE_CHECKING:
 _F32: Any = None
 _BF16: Any = None
 _FP16: Any = None
+_I32: Any = None
 
 
 def _prepare() -> None:
-    global _F32, _BF16, _FP16
+    global _F32, _BF16, _FP16, _I32
     import torch
 
     ew.prepare()
-    _F32, _BF16, _FP16 = torch.float32, torch.bfloat16, torch.float16
+    _F32, _BF16, _FP16, _I32 = torch.float32, torch.bfloat16, torch.float16, torch.int32
 
 
 def _where(name: str) -> str:
@@ -249,6 +250,39 @@ class StateForms(Normalizer):
         return None
 
 
+class Bf16PoolIndices(Normalizer):
+    """A bfloat16 pool's ``initial_state_indices`` as int32 on every release.  The bf16
+    path hands them to the bf16-state kernels of ``gdn_kernels/gdn_decode_bf16_state.py``
+    (0.6.7 l.230, 0.7.4 l.901), which compile for int32 slots only (their padding branch
+    joins the loaded slot with an ``Int32``, 0.7.4 l.332): an int64 tensor, which
+    ``gdn_decode.py`` itself accepts (0.7.4 l.891-894), fails to compile
+    (``DSLUserCodeError: TYPE_UNSTABLE_JOIN``) or to bind (``ValueError: Mismatched
+    Tensor``), measured on 0.6.8, 0.6.13, 0.6.18 and 0.7.4 (H100, 2026-12-06).  The
+    float32 pool's kernels read int64 as they are (measured on the same releases)."""
+
+    args = ("initial_state", "initial_state_indices")
+    out = ("initial_state_indices",)
+
+    boundaries = ("0.6.6",)
+
+    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
+        pl = adapter.placement
+        if pl is None or not at_least(pl, "0.6.6"):  # no pool form before 0.6.6
+            return None
+
+        def as_int32(initial: Any, indices: Any) -> tuple[Any, ...]:
+            if indices is None or indices.dtype is _I32 or initial.dtype is not _BF16:
+                return (indices,)
+            return (indices.to(_I32),)
+
+        return as_int32
+
+    def describe(self, p: Placement) -> str | None:
+        if not at_least(p, "0.6.6"):
+            return None
+        return "a bfloat16 pool's initial_state_indices passed as int32 (its kernels' dtype)"
+
+
 _FP16_BROKEN = {  # releases whose kernels read fp16 inputs as bf16 bits
     "gated_delta_rule_decode_pretranspose": ("0.6.3", "0.7.4"),
     "gated_delta_rule_mtp": ("0.6.3", "0.6.18"),
@@ -383,7 +417,7 @@ def _pretranspose() -> EntryPoint:
         validate=_validator(name, "state", "VK"),
         validate_args=("q", "k", "v", "state", "A_log", "a", "dt_bias", "b"),
         prepare=_prepare,
-        normalizers=(StateForms(), Fp16AsBf16(name)),
+        normalizers=(StateForms(), Bf16PoolIndices(), Fp16AsBf16(name)),
         results=(Fp16Output(name),),
         devices=ew.any_cuda_device,
         feature="gdn_decode",
