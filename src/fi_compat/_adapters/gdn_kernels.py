@@ -217,10 +217,11 @@ class StaticLayouts(Normalizer):
     without ``mark_layout_dynamic`` (0.6.13 ``gdn_decode_bf16_state.py:
     gated_delta_rule_mtp``, ``q_ = from_dlpack(q, ...)``), so the compiled kernel holds the
     strides of the first call's tensors, and the compiled-kernel cache key has none of
-    them: a later call of the same shapes with other strides runs that kernel and reads
-    its inputs wrongly, without an error.  fi_compat hands every call contiguous tensors,
-    so all its calls share one layout.  0.6.14 marks the layouts dynamic
-    (``_mark_batch_dynamic``)."""
+    them: a later call of the same shapes with other strides is rejected by that kernel
+    (``ValueError: Mismatched q.strides[0]``, measured on 0.6.8 and 0.6.13, H100,
+    2026-12-06), so whether a call runs depends on the layout of the process's first one.
+    fi_compat hands every call contiguous tensors, so all its calls share one layout and
+    run.  0.6.14 marks the layouts dynamic (``_mark_batch_dynamic``)."""
 
     args = ("q", "k", "v", "a", "b")
     out = args
