@@ -92,8 +92,7 @@ def gated_delta_rule_mtp(
     disable_output, recovery_steps
         Skip the output; fused recovery steps.
 
-    ``initial_state_indices``: native dtype int32 from 0.6.8, any integer dtype from
-        0.6.18.
+    ``initial_state_indices``: native dtype int32 from 0.6.8.
     ``output_state_indices``: flashinfer-python >=0.6.9; elsewhere dropped at None, else
         UnsupportedParameterError (pool slot written).
     ``accepted_steps``: flashinfer-python >=0.6.14; elsewhere dropped at None, else

@@ -1,8 +1,8 @@
 #!/bin/bash
 # usage (device): bash tools/gpu/poll.sh SECONDS
 # Waits up to SECONDS for the chains of tools/gpu/session.sh (until every test group is
-# done and the benchmarks, if any were queued, too), prints progress, and copies /tmp/res to $OUT as one archive plus the benchmark
-# JSON files (at most 8 files come back).
+# done, and the benchmarks too where any were queued), prints progress, and copies
+# /tmp/res to $OUT as one archive plus the benchmark JSON files (at most 8 come back).
 set -u
 end=$(( $(date +%s) + $1 ))
 busy() { ls /tmp/res/running-* > /dev/null 2>&1 || { [ -f /tmp/res/bench-queued ] && [ ! -f /tmp/res/bench-done ]; }; }

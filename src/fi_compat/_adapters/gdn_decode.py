@@ -13,7 +13,8 @@ Read from the released sources (``_snapshots/gdn_decode.*.json``, ``gdn_decode.p
   pool pair ``initial_state`` / ``initial_state_indices``; ``output_state_indices`` 0.6.9;
   ``intermediate_states_buffer``, ``disable_state_update`` and ``backend`` 0.7.0
   (``"rubin"`` 0.7.2.post1).  A bf16 state needs 0.6.4 (``T <= 4`` until 0.6.8); a
-  float32 state with ``T > 1`` needs 0.6.14 and the pool form.
+  float32 state with ``T > 1`` needs 0.6.14 and the pool form.  A bf16 pool's indices
+  reach the kernels as int32 (:class:`Bf16PoolIndices`).
 * ``gated_delta_rule_mtp``: ``disable_state_update`` defaults to ``True`` in 0.6.2-0.6.6
   and to ``None`` from 0.6.7, which every release up to 0.7.4 resolves to ``True`` (with
   a warning that a later release will make it ``False``).  fi_compat's default is
@@ -262,7 +263,6 @@ class Bf16PoolIndices(Normalizer):
 
     args = ("initial_state", "initial_state_indices")
     out = ("initial_state_indices",)
-
     boundaries = ("0.6.6",)
 
     def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
