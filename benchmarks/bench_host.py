@@ -176,7 +176,10 @@ def result_for(family: str, name: str, kw: dict[str, Any]) -> Any:
         return kw.get("out") if kw.get("out") is not None else torch.zeros(1)
     if family == "gdn_decode":
         q, v = kw["q"], kw["v"]
-        return torch.zeros(*v.shape, dtype=q.dtype), kw.get("state")
+        state = kw.get("state")
+        return torch.zeros(*v.shape, dtype=q.dtype), kw.get(
+            "initial_state"
+        ) if state is None else state
     x = next(iter(kw.values()))
     if name == "fused_add_rmsnorm":
         return None
@@ -359,7 +362,16 @@ def gdn_decode(release: str) -> list[Case]:
         "dt_bias": torch.zeros(hv),
         "b": torch.randn(b, 1, hv).to(torch.bfloat16),
     }
-    return [generic("gdn_decode", gd, name, SPECS[name], release, kw)]
+    cases = [generic("gdn_decode", gd, name, SPECS[name], release, kw)]
+    # the engines' form: a bf16 state pool addressed by int32 slots
+    pool = {
+        **kw,
+        "state": None,
+        "initial_state": torch.zeros(2 * b, hv, k, k, dtype=torch.bfloat16),
+        "initial_state_indices": torch.arange(b, dtype=torch.int32),
+    }
+    cases.append(generic("gdn_decode", gd, name, SPECS[name], release, pool, f"{name} bf16 pool"))
+    return cases
 
 
 def gdn_prefill(release: str) -> list[Case]:
