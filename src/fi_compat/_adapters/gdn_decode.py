@@ -14,7 +14,7 @@ Read from the released sources (``_snapshots/gdn_decode.*.json``, ``gdn_decode.p
   ``intermediate_states_buffer``, ``disable_state_update`` and ``backend`` 0.7.0
   (``"rubin"`` 0.7.2.post1).  A bf16 state needs 0.6.4 (``T <= 4`` until 0.6.8); a
   float32 state with ``T > 1`` needs 0.6.14 and the pool form.  A bf16 pool's indices
-  reach the kernels as int32 (:class:`Bf16PoolIndices`).
+  reach the kernels as int32 (:class:`StateForms`).
 * ``gated_delta_rule_mtp``: ``disable_state_update`` defaults to ``True`` in 0.6.2-0.6.6
   and to ``None`` from 0.6.7, which every release up to 0.7.4 resolves to ``True`` (with
   a warning that a later release will make it ``False``).  fi_compat's default is
@@ -179,14 +179,24 @@ def _diagnose(where: str, state_name: str, layout: str, *ts: Any) -> None:
 
 
 class StateForms(Normalizer):
-    """``gated_delta_rule_decode_pretranspose``'s state forms the release has (a check
-    with the release at hand; values pass through): bf16 state 0.6.4 (``T <= 4`` until
-    0.6.8), float32 state with ``T > 1`` 0.6.14 in the pool form; one of ``state`` and
-    ``initial_state`` (with its indices) on every release."""
+    """``gated_delta_rule_decode_pretranspose``'s state forms the release has (checked
+    with the release at hand): bf16 state 0.6.4 (``T <= 4`` until 0.6.8), float32 state
+    with ``T > 1`` 0.6.14 in the pool form; one of ``state`` and ``initial_state`` (with
+    its indices) on every release.
+
+    A bfloat16 pool's ``initial_state_indices`` are passed as int32 (the pool form is
+    0.6.6+).  The bf16 path hands them to the bf16-state kernels of
+    ``gdn_kernels/gdn_decode_bf16_state.py`` (0.6.7 l.230, 0.7.4 l.901), which compile for
+    int32 slots only (their padding branch joins the loaded slot with an ``Int32``, 0.7.4
+    l.332): an int64 tensor, which ``gdn_decode.py`` itself accepts (0.7.4 l.891-894),
+    fails to compile (``DSLUserCodeError: TYPE_UNSTABLE_JOIN``) or to bind (``ValueError:
+    Mismatched Tensor``), measured on 0.6.8, 0.6.13, 0.6.18 and 0.7.4 (H100, 2026-12-06).
+    A float32 pool's kernels read int64 as they are (measured on the same releases).
+    Other values pass through."""
 
     args = ("q", "state", "initial_state", "initial_state_indices")
-    out = ()
-    boundaries = ("0.6.4", "0.6.8", "0.6.14")
+    out = ("initial_state_indices",)
+    boundaries = ("0.6.4", "0.6.6", "0.6.8", "0.6.14")
 
     def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
         pl = adapter.placement
@@ -225,6 +235,8 @@ class StateForms(Normalizer):
                     raise refuse("a bfloat16 state", "0.6.4")
                 if not bf16_long and (t := q.shape[1]) > 4:
                     raise refuse(f"a bfloat16 state with T={t} > 4", "0.6.8")
+                if indices is not None and indices.dtype is not _I32:
+                    return (indices.to(_I32),)
             elif sdt is _F32:
                 if (initial is None or not f32_pool_long) and (t := q.shape[1]) > 1:
                     if initial is None:
@@ -237,50 +249,21 @@ class StateForms(Normalizer):
                 raise InvalidArgumentError(
                     f"{where}: the state must be float32 or bfloat16, got {s.dtype}"
                 )
-            return ()
+            return (indices,)
 
         return check
 
     def describe(self, p: Placement) -> str | None:
+        pool = "a bf16 pool's initial_state_indices passed as int32 (its kernels' dtype)"
         if not at_least(p, "0.6.4"):
             return "float32 state only (bf16 state needs 0.6.4)"
-        if not at_least(p, "0.6.8"):
-            return "bf16 state for T <= 4; float32 state for T = 1"
-        if not at_least(p, "0.6.14"):
-            return "float32 state for T = 1 only"
-        return None
-
-
-class Bf16PoolIndices(Normalizer):
-    """A bfloat16 pool's ``initial_state_indices`` as int32 on every release.  The bf16
-    path hands them to the bf16-state kernels of ``gdn_kernels/gdn_decode_bf16_state.py``
-    (0.6.7 l.230, 0.7.4 l.901), which compile for int32 slots only (their padding branch
-    joins the loaded slot with an ``Int32``, 0.7.4 l.332): an int64 tensor, which
-    ``gdn_decode.py`` itself accepts (0.7.4 l.891-894), fails to compile
-    (``DSLUserCodeError: TYPE_UNSTABLE_JOIN``) or to bind (``ValueError: Mismatched
-    Tensor``), measured on 0.6.8, 0.6.13, 0.6.18 and 0.7.4 (H100, 2026-12-06).  The
-    float32 pool's kernels read int64 as they are (measured on the same releases)."""
-
-    args = ("initial_state", "initial_state_indices")
-    out = ("initial_state_indices",)
-    boundaries = ("0.6.6",)
-
-    def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
-        pl = adapter.placement
-        if pl is None or not at_least(pl, "0.6.6"):  # no pool form before 0.6.6
-            return None
-
-        def as_int32(initial: Any, indices: Any) -> tuple[Any, ...]:
-            if indices is None or indices.dtype is _I32 or initial.dtype is not _BF16:
-                return (indices,)
-            return (indices.to(_I32),)
-
-        return as_int32
-
-    def describe(self, p: Placement) -> str | None:
         if not at_least(p, "0.6.6"):
-            return None
-        return "a bfloat16 pool's initial_state_indices passed as int32 (its kernels' dtype)"
+            return "bf16 state for T <= 4; float32 state for T = 1"
+        if not at_least(p, "0.6.8"):
+            return f"bf16 state for T <= 4; float32 state for T = 1; {pool}"
+        if not at_least(p, "0.6.14"):
+            return f"float32 state for T = 1 only; {pool}"
+        return pool
 
 
 _FP16_BROKEN = {  # releases whose kernels read fp16 inputs as bf16 bits
@@ -417,7 +400,7 @@ def _pretranspose() -> EntryPoint:
         validate=_validator(name, "state", "VK"),
         validate_args=("q", "k", "v", "state", "A_log", "a", "dt_bias", "b"),
         prepare=_prepare,
-        normalizers=(StateForms(), Bf16PoolIndices(), Fp16AsBf16(name)),
+        normalizers=(StateForms(), Fp16AsBf16(name)),
         results=(Fp16Output(name),),
         devices=ew.any_cuda_device,
         feature="gdn_decode",
