@@ -111,7 +111,7 @@ def test_mtp_bf16_state_pool(shape: str, dtype: torch.dtype) -> None:
 
 
 def test_verify_writes_every_step_and_leaves_the_pool() -> None:
-    """Speculative verification as SGLang calls it: the state after each token goes to a
+    """The speculative-verification form: the state after each token goes to a
     contiguous ``[B, T, HV, V, K]`` buffer, ``disable_state_update=True`` keeps the pool;
     the caller's ``output`` is written and returned."""
     x = _inputs(torch.bfloat16, 10)
