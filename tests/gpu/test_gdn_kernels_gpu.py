@@ -29,7 +29,7 @@ if not torch.cuda.is_available():  # pragma: no cover - CPU hosts
 import fi_compat  # noqa: E402
 from fi_compat import errors, gdn_kernels  # noqa: E402
 from fi_compat.registry import at_least, place  # noqa: E402
-from support.gdn_reference import inputs, recurrence  # noqa: E402
+from support.gdn_reference import call_mtp, inputs, recurrence  # noqa: E402
 
 RELEASE = fi_compat.detect().flashinfer.version  # type: ignore[union-attr]
 DEV = "cuda"
@@ -54,18 +54,7 @@ def _inputs(
 def _call(
     x: dict[str, torch.Tensor], pool: torch.Tensor, idx: torch.Tensor, **kw: Any
 ) -> torch.Tensor:
-    return gdn_kernels.gated_delta_rule_mtp(  # type: ignore[no-any-return]
-        x["A_log"],
-        x["a"],
-        x["dt_bias"],
-        q=x["q"],
-        k=x["k"],
-        v=x["v"],
-        b=x["b"],
-        initial_state_source=pool,
-        initial_state_indices=idx,
-        **kw,
-    )
+    return call_mtp(gdn_kernels.gated_delta_rule_mtp, x, pool, idx, **kw)  # type: ignore[no-any-return]
 
 
 def _pool(n: int, hv: int, seed: int) -> torch.Tensor:

@@ -8,6 +8,9 @@ k L2-normalised (``x / sqrt(sum x^2 + 1e-6)``), ``q *= K ** -0.5``;
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 
@@ -29,6 +32,21 @@ def inputs(
         "dt_bias": r(hv, scale=0.5),
         "b": r(b, t, hv).to(dtype),
     }
+
+
+def call_mtp(
+    f: Callable[..., Any],
+    x: dict[str, torch.Tensor],
+    pool: torch.Tensor,
+    idx: torch.Tensor,
+    **kw: Any,
+) -> Any:
+    """``f`` (a BF16-state ``gated_delta_rule_mtp``) on ``x`` against the pool ``[N, HV, V,
+    K]`` at slots ``idx``: the gate parameters positionally, the rest by keyword."""
+    return f(
+        x["A_log"], x["a"], x["dt_bias"], q=x["q"], k=x["k"], v=x["v"], b=x["b"],
+        initial_state_source=pool, initial_state_indices=idx, **kw,
+    )  # fmt: skip
 
 
 def recurrence(

@@ -42,7 +42,7 @@ import torch
 
 import fi_compat
 from fi_compat import gdn_kernels
-from support.gdn_reference import inputs, recurrence
+from support.gdn_reference import call_mtp, inputs, recurrence
 
 B, T, H, HV, K = 4, 3, 2, 4, 128
 DEV = "cuda"
@@ -90,25 +90,7 @@ def main() -> None:
         "fi_compat": gdn_kernels.gated_delta_rule_mtp,
     }
 
-    def call(
-        f: Callable[..., Any],
-        x: dict[str, torch.Tensor],
-        pool: torch.Tensor,
-        idx: torch.Tensor,
-        **kw: Any,
-    ) -> torch.Tensor:
-        return f(
-            x["A_log"],
-            x["a"],
-            x["dt_bias"],
-            q=x["q"],
-            k=x["k"],
-            v=x["v"],
-            b=x["b"],
-            initial_state_source=pool,
-            initial_state_indices=idx,
-            **kw,
-        )
+    call = call_mtp
 
     def pool0(seed: int) -> torch.Tensor:
         g = torch.Generator(device=DEV).manual_seed(seed)
