@@ -4,9 +4,11 @@ recurrence (``tests/support/gdn_reference.py``), one release per interpreter.
 
 The pool ``[N, HV, V, K]`` is bf16: the kernel keeps the state in bf16 between calls, so
 the final state is compared with a bf16-sized tolerance.  Each call checks the output,
-the addressed pool rows (the final state), that the other rows are untouched, and that
-two calls with ``output=None`` return two buffers (0.6.11-0.6.17 return one cached
-buffer per shape; fi_compat passes a fresh one there).
+the addressed pool rows (the final state) and that the other rows are untouched, on the
+ILP, wide-vector and one-token kernels, with fp16 inputs and int64 slots; the verify form
+checks the per-step states and the kept pool; two calls with ``output=None`` return two
+buffers (0.6.11-0.6.17 return one cached buffer per shape; fi_compat passes a fresh one
+there).  Results of 2026-12-06: ``tests/gpu/README.md``.
 
 Marked ``gpu``: skipped without CUDA.  ``FI_COMPAT_GPU_REPORT=path`` appends one JSON line
 per check.
