@@ -5,17 +5,13 @@ typed error."""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
 
-from fi_compat import errors
 from fi_compat._adapters.concat_ops import SPECS
-from fi_compat.detection import Distribution
-from fi_compat.registry import at_least, place
 from support.concat_ops_cases import CASES
-from support.live import CELL, EXPECT, MARKS
+from support.live import MARKS, run_policy
 
 pytestmark = MARKS
 
@@ -23,18 +19,4 @@ pytestmark = MARKS
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
 @pytest.mark.parametrize("name", list(SPECS))
 def test_live_policy(name: str, case: Any) -> None:
-    assert CELL is not None
-    e = SPECS[name]
-    # no flashinfer.concat_ops before 0.6.0: the typed error, nothing imported
-    if not at_least(place(CELL), e.since):
-        with pytest.raises(errors.UnsupportedFlashInferVersionError, match=r"0\.6\.0"):
-            e.select(Distribution("flashinfer-python", CELL, "<cell>", "")).resolve()
-        return
-    a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
-    try:
-        real = a.resolve()
-    except errors.FlashInferImportError as exc:
-        assert EXPECT != "live", exc
-        pytest.skip(f"flashinfer.concat_ops does not import here: {exc}")
-    sig = inspect.signature(real)
-    case(name, CELL, sig)
+    run_policy(SPECS, name, case)

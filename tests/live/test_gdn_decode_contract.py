@@ -4,17 +4,13 @@ spy bound to ``inspect.signature`` of that function."""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
 
-from fi_compat import errors
 from fi_compat._adapters.gdn_decode import SPECS
-from fi_compat.detection import Distribution
-from fi_compat.registry import at_least, place
 from support.gdn_decode_cases import CASES
-from support.live import CELL, EXPECT, MARKS
+from support.live import MARKS, run_policy
 
 pytestmark = MARKS
 
@@ -22,19 +18,6 @@ pytestmark = MARKS
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
 @pytest.mark.parametrize("name", list(SPECS))
 def test_live_policy(name: str, case: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert CELL is not None
-    e = SPECS[name]
-    if not at_least(place(CELL), e.since):
-        pytest.skip(f"fi_compat.gdn_decode.{name} is served from {e.since}")
-    a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
-    try:
-        real = a.resolve()
-    except errors.OptionalDependencyMissingError as exc:
-        dep = e.optional_dependency(place(CELL))
-        assert dep is not None and dep.package in str(exc), exc
-        pytest.skip(f"flashinfer.gdn_decode needs {dep.package} here: {exc}")
-    except errors.FlashInferImportError as exc:
-        assert EXPECT != "live", exc
-        pytest.skip(f"flashinfer.gdn_decode does not import here: {exc}")
-    extra = {"monkeypatch": monkeypatch} if "monkeypatch" in case.__code__.co_varnames else {}
-    case(name, CELL, inspect.signature(real), **extra)
+    run_policy(
+        SPECS, name, case, monkeypatch=monkeypatch, before_since="skip", optional_dependency=True
+    )

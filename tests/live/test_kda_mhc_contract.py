@@ -9,11 +9,8 @@ from typing import Any
 
 import pytest
 
-from fi_compat import errors
-from fi_compat.detection import Distribution
-from fi_compat.registry import at_least, place
 from support.kda_mhc_cases import CASES, SPECS
-from support.live import CELL, EXPECT, MARKS
+from support.live import CELL, MARKS, live_target
 
 pytestmark = MARKS
 
@@ -21,17 +18,6 @@ pytestmark = MARKS
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
 @pytest.mark.parametrize("name", list(SPECS))
 def test_live_policy(name: str, case: Any) -> None:
-    assert CELL is not None
-    e = SPECS[name]
-    if not at_least(place(CELL), e.since):
-        pytest.skip(f"{e.dotted} is served from {e.since}")
-    a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
-    try:
-        real = a.resolve()
-    except errors.OptionalDependencyMissingError as exc:
-        pytest.skip(f"{e.module} needs an optional package here: {exc}")
-    except errors.FlashInferImportError as exc:
-        assert EXPECT != "live", exc
-        pytest.skip(f"{e.module} does not import here: {exc}")
+    real = live_target(SPECS, name, before_since="skip", optional_dependency=True)
     assert real.__name__ == name
     case(name, CELL, inspect.signature(real))

@@ -4,7 +4,6 @@ call replaced by a spy bound to ``inspect.signature`` of that function."""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from fi_compat import errors
 from fi_compat.detection import Distribution
 from fi_compat.registry import at_least, place
-from support.live import CELL, EXPECT, MARKS
+from support.live import CELL, MARKS, run_policy
 from support.quant_gemm_cases import CASES, SPECS
 
 pytestmark = MARKS
@@ -21,17 +20,7 @@ pytestmark = MARKS
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
 @pytest.mark.parametrize("name", list(SPECS))
 def test_live_policy(name: str, case: Any) -> None:
-    assert CELL is not None
-    e = SPECS[name]
-    if not at_least(place(CELL), e.since):
-        pytest.skip(f"fi_compat.quantization and fi_compat.gemm.{name} is served from {e.since}")
-    a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
-    try:
-        real = a.resolve()
-    except errors.FlashInferImportError as exc:
-        assert EXPECT != "live", exc
-        pytest.skip(f"flashinfer does not import here: {exc}")
-    case(name, CELL, inspect.signature(real))
+    run_policy(SPECS, name, case, before_since="skip")
 
 
 @pytest.mark.parametrize("name", [n for n, e in SPECS.items() if e.backend_query])

@@ -4,16 +4,12 @@ spy bound to ``inspect.signature`` of that function."""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
 
-from fi_compat import errors
 from fi_compat._adapters.sampling import SPECS
-from fi_compat.detection import Distribution
-from fi_compat.registry import at_least, place
-from support.live import CELL, EXPECT, MARKS
+from support.live import MARKS, run_policy
 from support.sampling_cases import CASES
 
 pytestmark = MARKS
@@ -22,15 +18,4 @@ pytestmark = MARKS
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
 @pytest.mark.parametrize("name", list(SPECS))
 def test_live_policy(name: str, case: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert CELL is not None
-    e = SPECS[name]
-    if not at_least(place(CELL), e.since):
-        pytest.skip(f"fi_compat.sampling.{name} is served from {e.since}")
-    a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
-    try:
-        real = a.resolve()
-    except errors.FlashInferImportError as exc:
-        assert EXPECT != "live", exc
-        pytest.skip(f"flashinfer.sampling does not import here: {exc}")
-    extra = {"monkeypatch": monkeypatch} if "monkeypatch" in case.__code__.co_varnames else {}
-    case(name, CELL, inspect.signature(real), **extra)
+    run_policy(SPECS, name, case, monkeypatch=monkeypatch, before_since="skip")

@@ -5,7 +5,6 @@ typed error."""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from fi_compat import errors
 from fi_compat._adapters.topk import SPECS
 from fi_compat.detection import Distribution
 from fi_compat.registry import at_least, place
-from support.live import CELL, EXPECT, MARKS
+from support.live import CELL, MARKS, run_policy
 from support.topk_cases import CASES
 
 pytestmark = MARKS
@@ -23,22 +22,7 @@ pytestmark = MARKS
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.removeprefix("case_"))
 @pytest.mark.parametrize("name", list(SPECS))
 def test_live_policy(name: str, case: Any) -> None:
-    assert CELL is not None
-    e = SPECS[name]
-    if not at_least(
-        place(CELL), e.since
-    ):  # no flashinfer.topk before 0.6.0: the typed error, nothing imported
-        with pytest.raises(errors.UnsupportedFlashInferVersionError, match=r"0\.6\.0"):
-            e.select(Distribution("flashinfer-python", CELL, "<cell>", "")).resolve()
-        return
-    a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
-    try:
-        real = a.resolve()
-    except errors.FlashInferImportError as exc:
-        assert EXPECT != "live", exc
-        pytest.skip(f"flashinfer.topk does not import here: {exc}")
-    sig = inspect.signature(real)
-    case(name, CELL, sig)
+    run_policy(SPECS, name, case)
 
 
 def test_live_tie_break_enum() -> None:

@@ -37,22 +37,59 @@ def case_rows(
     return rows, [f"{n}-{c.__name__.removeprefix('case_')}" for n, c in rows]
 
 
-def run_policy(specs: Mapping[str, Any], name: str, case: Callable[..., None]) -> None:
-    """One static case against the cell: before the entry point's first release the typed
-    error naming it; where the module does not import here a skip (an error in a ``live``
-    cell); else the case with the innermost call bound to the real function's signature."""
+def live_target(
+    specs: Mapping[str, Any],
+    name: str,
+    *,
+    before_since: str = "raise",
+    optional_dependency: bool = False,
+    import_error_expected: bool = False,
+) -> Any:
+    """The cell's real FlashInfer function behind ``specs[name]``, resolved by fi_compat.
+
+    Before the entry point's first release: with ``before_since="raise"`` the typed error
+    naming that release is checked and ``None`` returned; with ``"skip"`` the test skips.
+    A missing optional package (``optional_dependency=True``) must be the one the entry
+    point declares for the release; the test then skips.  Where the module does not import
+    here the test skips: an error in a ``live`` cell unless ``import_error_expected``."""
     assert CELL is not None
     e = specs[name]
     a = e.select(Distribution("flashinfer-python", CELL, "<cell>", ""))
     if not at_least(place(CELL), e.since):
+        if before_since == "skip":
+            pytest.skip(f"{e.dotted} is served from {e.since}")
         with pytest.raises(
             errors.UnsupportedFlashInferVersionError, match=e.since.replace(".", r"\.")
         ):
             a.resolve()
-        return
+        return None
     try:
-        real = a.resolve()
+        return a.resolve()
+    except errors.OptionalDependencyMissingError as exc:
+        if not optional_dependency:
+            assert import_error_expected or EXPECT != "live", exc
+            pytest.skip(f"{e.module} does not import here: {exc}")
+        dep = e.optional_dependency(place(CELL))
+        assert dep is not None and dep.package in str(exc), exc
+        pytest.skip(f"{e.module} needs {dep.package} here: {exc}")
     except errors.FlashInferImportError as exc:
-        assert EXPECT != "live", exc
+        assert import_error_expected or EXPECT != "live", exc
         pytest.skip(f"{e.module} does not import here: {exc}")
-    case(name, CELL, inspect.signature(real))
+
+
+def run_policy(
+    specs: Mapping[str, Any],
+    name: str,
+    case: Callable[..., None],
+    *,
+    monkeypatch: pytest.MonkeyPatch | None = None,
+    **target: Any,
+) -> Any:
+    """One static case against the cell (see :func:`live_target`, whose options
+    ``target`` passes on): the case with the innermost call bound to the real function's
+    signature (and ``monkeypatch`` where the case takes one); returns that function."""
+    real = live_target(specs, name, **target)
+    if real is not None:
+        extra = {"monkeypatch": monkeypatch} if "monkeypatch" in case.__code__.co_varnames else {}
+        case(name, CELL, inspect.signature(real), **extra)
+    return real
