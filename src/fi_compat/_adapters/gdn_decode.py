@@ -280,28 +280,18 @@ class Fp16AsBf16(Normalizer):
     args = ("q", "k", "v", "a", "b")
     out = ("q", "k", "v", "a", "b")
 
-    def __init__(self, name: str) -> None:
-        self.lo, self.hi = _FP16_BROKEN[name]
-        self.boundaries = (self.lo, self.hi)
+    note = "fp16 inputs passed as bf16 copies (the kernels misread fp16), output fp16"
 
-    def applies(self, p: Placement | None) -> bool:
-        return p is not None and at_least(p, self.lo) and not at_least(p, self.hi)
+    def __init__(self, name: str) -> None:
+        self.releases = VersionRange(*_FP16_BROKEN[name])
 
     def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
-        if not self.applies(adapter.placement):
-            return None
-
         def as_bf16(*ts: Any) -> tuple[Any, ...]:
             if ts[0].dtype is not _FP16:
                 return ts
             return tuple(t.to(_BF16) if t.dtype is _FP16 else t for t in ts)
 
         return as_bf16
-
-    def describe(self, p: Placement) -> str | None:
-        if self.applies(p):
-            return "fp16 inputs passed as bf16 copies (the kernels misread fp16), output fp16"
-        return None
 
 
 class Fp16Output(ResultHook):
@@ -310,13 +300,9 @@ class Fp16Output(ResultHook):
     args = ("q", "output")
 
     def __init__(self, name: str) -> None:
-        self.norm = Fp16AsBf16(name)
-        self.boundaries = self.norm.boundaries
+        self.releases = VersionRange(*_FP16_BROKEN[name])
 
     def build(self, adapter: Adapter) -> Callable[..., Any] | None:
-        if not self.norm.applies(adapter.placement):
-            return None
-
         def fp16(result: Any, q: Any, output: Any) -> Any:
             out, state = result
             if q.dtype is _FP16 and output is None and out.dtype is not _FP16:

@@ -171,16 +171,10 @@ class KernelDtypes(Normalizer):
 
     args = ("q", "k", "v", "a", "b", "A_log", "dt_bias")
     out = args
-    boundaries = ("0.6.18",)
-
-    @staticmethod
-    def applies(p: Placement | None) -> bool:
-        return p is not None and not at_least(p, "0.6.18")
+    releases = VersionRange("0.6.8", "0.6.18")
+    note = "non-bf16 q/k/v/a/b passed as bf16 copies (0.6.18's as_bf16), A_log/dt_bias as float32"
 
     def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
-        if not self.applies(adapter.placement):
-            return None
-
         def cast(*ts: Any) -> tuple[Any, ...]:
             q, k, v, a, b, A_log, dt_bias = ts
             if q is None or (
@@ -200,14 +194,6 @@ class KernelDtypes(Normalizer):
 
         return cast
 
-    def describe(self, p: Placement) -> str | None:
-        if self.applies(p):
-            return (
-                "non-bf16 q/k/v/a/b passed as bf16 copies (0.6.18's as_bf16), A_log/dt_bias "
-                "as float32"
-            )
-        return None
-
 
 class StaticLayouts(Normalizer):
     """0.6.8-0.6.13: ``q``/``k``/``v``/``a``/``b`` as contiguous copies where they are not
@@ -225,27 +211,16 @@ class StaticLayouts(Normalizer):
 
     args = ("q", "k", "v", "a", "b")
     out = args
-    boundaries = ("0.6.14",)
-
-    @staticmethod
-    def applies(p: Placement | None) -> bool:
-        return p is not None and not at_least(p, "0.6.14")
+    releases = VersionRange("0.6.8", "0.6.14")
+    note = "strided q/k/v/a/b passed as contiguous copies (the kernel's layout is static)"
 
     def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
-        if not self.applies(adapter.placement):
-            return None
-
         def dense(*ts: Any) -> tuple[Any, ...]:
             if all(t is None or t.is_contiguous() for t in ts):
                 return ts
             return tuple(t if t is None or t.is_contiguous() else t.contiguous() for t in ts)
 
         return dense
-
-    def describe(self, p: Placement) -> str | None:
-        if self.applies(p):
-            return "strided q/k/v/a/b passed as contiguous copies (the kernel's layout is static)"
-        return None
 
 
 class FreshOutput(Normalizer):
@@ -255,15 +230,12 @@ class FreshOutput(Normalizer):
 
     args = ("q", "v", "output")
     out = ("output",)
-    boundaries = ("0.6.11", "0.6.18")
-
-    @staticmethod
-    def applies(p: Placement | None) -> bool:
-        return p is not None and at_least(p, "0.6.11") and not at_least(p, "0.6.18")
+    releases = VersionRange("0.6.11", "0.6.18")
+    note = (
+        "`output=None`: a fresh output allocated and passed (the release returns a cached buffer)"
+    )
 
     def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
-        if not self.applies(adapter.placement):
-            return None
         import torch
 
         zeros = torch.zeros  # not empty(): both paths of a call send equal values
@@ -275,14 +247,6 @@ class FreshOutput(Normalizer):
             return (zeros((sq[0], sq[1], sv[2], sv[3]), dtype=_BF16, device=q.device),)
 
         return fresh
-
-    def describe(self, p: Placement) -> str | None:
-        if self.applies(p):
-            return (
-                "`output=None`: a fresh output allocated and passed (the release returns a "
-                "cached buffer)"
-            )
-        return None
 
 
 class PoolLayout(Normalizer):

@@ -162,7 +162,7 @@ class Adapter:
             if p.enum is not None and renum is not None:
                 self.enums[n] = (p.enum, renum)
         for nm in entry.normalizers:
-            fn = nm.build(self)
+            fn = nm.build(self) if nm.runs_on(placement) else None
             if fn is not None:
                 if nm.passes and nm.out:
                     raise ValueError(f"{entry.name}: passes= is for a check (no out=)")
@@ -172,7 +172,7 @@ class Adapter:
                 self.ns.update(nm.passes_ns)
         serves: set[str] = set()
         for rh in entry.results:
-            rf = rh.build(self)
+            rf = rh.build(self) if rh.runs_on(placement) else None
             if rf is not None:
                 self.results.append((rh.args, rf))
                 self.result_guards.append(rh.guard)

@@ -393,7 +393,24 @@ class Emulation:
         return None
 
 
-class Normalizer:
+class _Ranged:
+    """``releases``: the range a hook runs on, where that is all that decides it (the
+    adapter then calls ``build`` only there and runs nothing per call elsewhere, nor on a
+    release it cannot place); its ends are boundaries of the support tables, and the
+    default ``describe`` gives ``note`` inside it."""
+
+    releases: VersionRange | None = None
+    note = ""
+
+    def runs_on(self, p: Placement | None) -> bool:
+        return self.releases is None or (p is not None and self.releases.contains(p))
+
+    def describe(self, p: Placement) -> str | None:
+        """One line for the support matrix: what this hook does on release ``p``."""
+        return self.note if self.note and self.runs_on(p) else None
+
+
+class Normalizer(_Ranged):
     """A per-call rewrite of some arguments into the form the release reads (a scale
     tensor's layout, a dtype, a packed routing tensor), run on both paths.
 
@@ -421,11 +438,8 @@ class Normalizer:
     def build(self, adapter: Adapter) -> Callable[..., tuple[Any, ...]] | None:
         raise NotImplementedError
 
-    def describe(self, p: Placement) -> str | None:
-        return None
 
-
-class ResultHook:
+class ResultHook(_Ranged):
     """A per-call rewrite of FlashInfer's result into the one the newest release returns
     for the same arguments (an output dtype, a sentinel value, an extra output), run on
     both paths.
@@ -448,9 +462,6 @@ class ResultHook:
 
     def build(self, adapter: Adapter) -> Callable[..., Any] | None:
         raise NotImplementedError
-
-    def describe(self, p: Placement) -> str | None:
-        return None
 
 
 class OptionalDependency:
@@ -747,6 +758,8 @@ class EntryPoint:
         hooks: list[Normalizer | ResultHook] = [*self.normalizers, *self.results]
         for nm in hooks:
             cuts.update(nm.boundaries)
+            if nm.releases is not None:
+                cuts.update(b for b in (nm.releases.lo, nm.releases.hi) if b)
         for d in self.optional_deps:
             cuts.update(b for b in (d.range.lo, d.range.hi) if b)
         for issue in self.issues():
